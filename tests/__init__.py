@@ -1,0 +1,1 @@
+"""The workspace's unittest suite: run `python3 -m unittest` from the workspace root."""
