@@ -1,0 +1,110 @@
+"""The notes the assistant answers from: loading project/notes/*.md and phrase search over them.
+
+Search compares normalized text (NFKC, case-folded, trimmed, whitespace runs collapsed to one
+space) so that "ＲＡＧ" finds "RAG", while "no table" never matches "notable": whitespace is
+collapsed, never deleted. What is shown (titles, snippets) is always the original text.
+"""
+import re
+import unicodedata
+from pathlib import Path
+
+NOTES_DIR = Path(__file__).resolve().parent.parent / "notes"
+NOTE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
+SNIPPET_CONTEXT = 40  # characters of original text kept on each side of a hit
+_WHITESPACE = re.compile(r"\s+")
+
+
+def normalize(text: str) -> str:
+    """The form used only for comparing: NFKC, casefold, trim, whitespace runs -> one space."""
+    return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
+
+
+class Note:
+    """One note: `id` is the file stem (A01), `title` the `# ` line, `text` the whole file (LF)."""
+
+    __slots__ = ("id", "title", "text", "body", "_norm_title", "_norm_body")
+
+    def __init__(self, note_id, text):
+        self.id = note_id
+        self.text = text
+        first, _, self.body = text.partition("\n")
+        self.title = first.lstrip("#").strip() or note_id
+        self._norm_title = normalize(self.title)
+        self._norm_body = normalize(self.body)
+
+    def __repr__(self):
+        return f"Note({self.id!r}, {self.title!r})"
+
+
+def load_notes(notes_dir=NOTES_DIR) -> dict:
+    """Every `*.md` directly in the notes folder whose stem is a plain id, sorted by id.
+
+    A file that resolves outside the folder (a symlink pointing elsewhere) is skipped, so no
+    note id can ever lead the tools out of the notes folder.
+    """
+    folder = Path(notes_dir)
+    try:
+        inside = folder.resolve()
+        paths = sorted(folder.glob("*.md"))
+    except OSError:
+        return {}
+    notes = {}
+    for path in paths:
+        if not NOTE_ID.fullmatch(path.stem) or path.resolve().parent != inside:
+            continue
+        text = path.read_text(encoding="utf-8-sig").replace("\r\n", "\n")
+        notes[path.stem] = Note(path.stem, text)
+    return notes
+
+
+def search(query: str, notes=None, limit=5) -> list:
+    """Notes containing the normalized query as a phrase: title hits first, then body hits, by id."""
+    phrase = normalize(query or "")
+    if not phrase or limit <= 0:
+        return []
+    if notes is None:
+        notes = load_notes()
+    ordered = sorted(notes.values(), key=lambda note: note.id)
+    title_hits = [note for note in ordered if phrase in note._norm_title]
+    body_hits = [note for note in ordered
+                 if phrase in note._norm_body and phrase not in note._norm_title]
+    return [{"note_id": note.id, "title": note.title, "snippet": snippet(note, phrase)}
+            for note in (title_hits + body_hits)[:limit]]
+
+
+def snippet(note, phrase) -> str:
+    """The original text around the first body hit of `phrase` (already normalized), one line."""
+    paragraphs = [p for p in note.body.split("\n\n") if p.strip()]
+    for paragraph in paragraphs:
+        if phrase in normalize(paragraph):
+            return _one_line(_window(paragraph, phrase))
+    # A title-only hit, or a phrase spanning two paragraphs: show the start of the body.
+    return _one_line(paragraphs[0][:2 * SNIPPET_CONTEXT]) if paragraphs else ""
+
+
+def _window(text, phrase):
+    """The shortest original span whose normalized form holds `phrase`, widened by the context.
+
+    Searched on the original text because normalization may change lengths (NFKC, collapsed
+    spaces), so positions in the normalized text do not map back one to one.
+    """
+    end = _first(1, len(text), lambda k: phrase in normalize(text[:k]))
+    start = _first(0, end, lambda k: phrase not in normalize(text[k:end])) - 1
+    left = max(0, start - SNIPPET_CONTEXT)
+    right = min(len(text), end + SNIPPET_CONTEXT)
+    return ("…" if left else "") + text[left:right] + ("…" if right < len(text) else "")
+
+
+def _first(lo, hi, holds):
+    """Smallest k in lo..hi with holds(k), for a condition that stays true once true (else hi)."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if holds(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _one_line(text):
+    return _WHITESPACE.sub(" ", text).strip()

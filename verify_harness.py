@@ -1,0 +1,189 @@
+"""Independent check of one harness run: re-derives its status from the files it left.
+
+    python3 verify_harness.py runs/NAME
+    exit 0 pass, 1 fail or needs_human, 2 bad arguments
+
+It trusts nothing the run says about itself: the input copy is hashed again, the steps must
+be the ones the status implies, the artifact is re-checked by verify_export.py (not by the
+exporter), a recorded rule failure must be reproduced by those independent rules, and the
+recorded fingerprint is compared with the current files (a difference names the files and is
+never rewritten). A consistent run passes whatever its status: a correctly recorded `failed`
+run passes. A `needs_human` or still `running` run cannot be judged: `needs_human`.
+`verify_run()` is the function other verifiers call.
+"""
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import verify_export
+from harness import SAMPLES, WATCHED_FILES, file_sha256, fingerprint
+
+RUN_KEYS = ("schema", "run", "sample", "status", "semantic_review", "input", "context", "steps",
+            "error", "artifact", "actual_api_calls", "started_at", "finished_at")
+ARTIFACT_FILES = ("cards.json", "review.md")
+
+
+def verify_run(run_dir, cache=None):
+    """{"result", "run", "status", "problems", "changed_files"} for one run folder."""
+    run_dir = Path(run_dir)
+    result = {"result": "fail", "run": run_dir.name, "status": None, "problems": [], "changed_files": []}
+    try:
+        record = json.loads((run_dir / "run.json").read_bytes().decode("utf-8-sig"))
+    except FileNotFoundError:
+        result["problems"].append(f"{run_dir.as_posix()}/run.json 不存在：这不是一个完整的运行目录。")
+        return result
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        result["problems"].append(f"{run_dir.as_posix()}/run.json 不是合法的 JSON：记录损坏或被改动过。")
+        return result
+    shape = shape_problem(record, run_dir.name)
+    if shape:
+        result["problems"].append(shape)
+        return result
+    result["status"] = record["status"]
+    if record["status"] in ("running", "needs_human"):
+        result["result"] = "needs_human"
+        result["problems"].append(human_note(record, run_dir))
+        return result
+    problems = result["problems"]
+    problems += input_problems(record, run_dir)
+    problems += step_problems(record, run_dir)
+    result["changed_files"] = changed_files(record, run_dir.parent.parent, cache)
+    if result["changed_files"]:
+        problems.append("这些文件在运行之后变了：" + "、".join(result["changed_files"])
+                        + "。请找到与记录对应的版本再核对，不要改写运行记录里的指纹。")
+    if not problems:
+        result["result"] = "pass"
+    return result
+
+
+def shape_problem(record, folder_name):
+    if type(record) is not dict or tuple(k for k in RUN_KEYS if k in record) != RUN_KEYS:
+        return "run.json 缺少必需的字段（应为 harness-run/1 记录）。"
+    if record["schema"] != "harness-run/1":
+        return f"run.json 的 schema 是 {record['schema']!r}，应为 harness-run/1。"
+    if record["run"] != folder_name:
+        return f"run.json 记录的运行名 {record['run']!r} 与目录名 {folder_name!r} 不符。"
+    if record["sample"] not in SAMPLES:
+        return f"run.json 的 sample {record['sample']!r} 不是已知样例。"
+    if record["status"] not in ("running", "needs_review", "failed", "needs_human"):
+        return f"run.json 的 status {record['status']!r} 不是 harness 的状态。"
+    if record["actual_api_calls"] != 0:
+        return f"run.json 的 actual_api_calls 是 {record['actual_api_calls']!r}：本任务不调用模型，只能是 0。"
+    if type(record["steps"]) is not list or not all(type(s) is dict for s in record["steps"]):
+        return "run.json 的 steps 应为步骤对象的数组。"
+    return None
+
+
+def human_note(record, run_dir):
+    if record["status"] == "running":
+        return (f"{run_dir.as_posix()}/run.json 仍是 running：运行可能被中断，动作是否完成不明。"
+                "请核对 input/ 与 artifact/ 里实际留下的文件，再决定是否用新名字重跑。")
+    error = record["error"] if type(record["error"]) is dict else {}
+    return (f"运行以 needs_human 结束（{error.get('type')}：{error.get('message')}）："
+            f"请查看 {run_dir.as_posix()}/run.json 与 artifact/，由人判断原因。")
+
+
+def input_problems(record, run_dir):
+    entry = record["input"]
+    if type(entry) is not dict or entry.get("path") != "input/candidate.json":
+        return ["run.json 的 input 记录不对：应指向 input/candidate.json。"]
+    actual = file_sha256(run_dir / entry["path"])
+    if actual != entry.get("sha256"):
+        return ["输入副本 input/candidate.json 的哈希与记录不符：输入被改动或删除了。"]
+    return []
+
+
+def step_problems(record, run_dir):
+    """The steps, error and artifact the recorded status implies, checked independently."""
+    status, steps = record["status"], record["steps"]
+    names = [(step.get("name"), step.get("ok")) for step in steps]
+    if status == "needs_review":
+        problems = [] if names == [("export", True), ("verify", True)] and record["error"] is None \
+            else ["needs_review 的运行应有 export 与 verify 两个成功步骤且没有 error。"]
+        if record["semantic_review"] != "pending":
+            problems.append("needs_review 的运行 semantic_review 必须是 pending：机械通过不等于内容正确。")
+        return problems + artifact_problems(record, run_dir)
+    if record["semantic_review"] != "not_applicable":
+        return ["failed 的运行没有产物可审，semantic_review 应为 not_applicable。"]
+    # failed: exactly one export step that the independent rules reproduce
+    step = steps[0] if len(steps) == 1 else {}
+    error = {"type": step.get("error_type"), "message": step.get("message")}
+    if names != [("export", False)] or error["type"] != "ValidationError" or record["error"] != error:
+        return ["failed 的运行应只有一个失败的 export 步骤，且 error 与它一致（ValidationError）。"]
+    problems = []
+    if record["artifact"] is not None or (run_dir / "artifact").exists():
+        problems.append("failed 的运行不应留下产物：artifact 应为空。")
+    found = verify_export.check_candidate(run_dir / "input" / "candidate.json",
+                                          run_dir.parent.parent / "project" / "notes")
+    if not found or found[0] != error["message"]:
+        problems.append(f"独立规则没有复现记录的失败「{error['message']}」"
+                        f"（独立规则给出：{found[0] if found else '没有问题'}）。")
+    return problems
+
+
+def artifact_problems(record, run_dir):
+    artifact = record["artifact"]
+    if type(artifact) is not dict or sorted(artifact) != list(ARTIFACT_FILES):
+        return ["run.json 的 artifact 应记录 cards.json 与 review.md 的哈希。"]
+    folder = run_dir / "artifact"
+    problems = [f"产物 artifact/{name} 被改动或删除了（与 run.json 记录的哈希不符）。"
+                for name in ARTIFACT_FILES if sha256_bytes(folder / name) != artifact[name]]
+    problems += verify_export.check_artifact(folder, run_dir.parent.parent / "project" / "notes")
+    try:
+        cards = json.loads((folder / "cards.json").read_bytes().decode("utf-8"))
+        candidate = json.loads((run_dir / "input" / "candidate.json").read_bytes().decode("utf-8-sig"))
+        same = cards["title"] == candidate["title"] and cards["cards"] == candidate["cards"]
+    except (OSError, ValueError, TypeError, KeyError):
+        same = False
+    if not same:
+        problems.append("产物里的卡片与输入副本不一致：产物不是由这份输入导出的。")
+    return problems
+
+
+def sha256_bytes(path):
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return "missing"
+
+
+def changed_files(record, root, cache):
+    context = record["context"]
+    entries = context.get("entries") if type(context) is dict else None
+    if type(entries) is not dict or sorted(entries) != sorted(WATCHED_FILES):
+        return ["run.json 的 context（应列出 14 个受监视文件）"]
+    combined = "".join(f"{rel}\t{entries[rel]}\n" for rel in sorted(entries))
+    if hashlib.sha256(combined.encode("utf-8")).hexdigest() != context.get("fingerprint") \
+            or context.get("files") != len(WATCHED_FILES):
+        return ["run.json 的 context.fingerprint（与逐文件哈希不符）"]
+    current = fingerprint(root, cache=cache)["entries"]
+    return [rel for rel in sorted(entries) if entries[rel] != current[rel]]
+
+
+def main(argv=None):
+    from cli import ChineseArgumentParser, print_json, say, use_utf8_console
+
+    use_utf8_console()
+    parser = ChineseArgumentParser(
+        description="独立核对一次 harness 运行：从目录里的文件重新推导状态。",
+        epilog="退出码：0 记录一致（pass）；1 发现问题（fail）或需要人工（needs_human）；2 参数错误。",
+    )
+    parser.add_argument("run_dir", help="运行目录，例如 runs/demo-01")
+    run_dir = Path(parser.parse_args(argv).run_dir)
+    if not run_dir.is_dir():
+        parser.error(f"找不到运行目录 {run_dir}：请给出 runs/ 下的某个目录，例如 runs/demo-01。")
+    result = verify_run(run_dir)
+    for problem in result["problems"]:
+        say(f"问题：{problem}")
+    say({"pass": "核对通过：记录与文件一致。", "fail": "核对失败。",
+         "needs_human": "需要人工核查。"}[result["result"]])
+    out = {key: result[key] for key in ("result", "run", "status")}
+    if result["result"] != "pass":
+        out.update(problems=result["problems"], changed_files=result["changed_files"])
+    print_json(out)
+    return 0 if result["result"] == "pass" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
