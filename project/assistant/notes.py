@@ -19,6 +19,10 @@ def normalize(text: str) -> str:
     return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
 
 
+class NotesError(ValueError):
+    """A note file that cannot be read as UTF-8 text; the message (Chinese) names the file."""
+
+
 class Note:
     """One note: `id` is the file stem (A01), `title` the `# ` line, `text` the whole file (LF)."""
 
@@ -52,7 +56,11 @@ def load_notes(notes_dir=NOTES_DIR) -> dict:
     for path in paths:
         if not NOTE_ID.fullmatch(path.stem) or path.resolve().parent != inside:
             continue
-        text = path.read_text(encoding="utf-8-sig").replace("\r\n", "\n")
+        try:
+            text = path.read_text(encoding="utf-8-sig").replace("\r\n", "\n")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise NotesError(f"笔记文件 {path.name} 无法读取（{type(exc).__name__}）："
+                             "请确认它是 UTF-8 编码的文本文件。") from None
         notes[path.stem] = Note(path.stem, text)
     return notes
 

@@ -37,7 +37,7 @@ TOOL_SCHEMAS = [
                        "required": ["note_id"], "additionalProperties": False}}},
 ]
 _SCHEMAS = {schema["function"]["name"]: schema["function"]["parameters"] for schema in TOOL_SCHEMAS}
-_JSON_TYPES = {"string": str, "object": dict, "array": list, "boolean": bool}
+_JSON_TYPES = {"string": (str, "字符串"), "boolean": (bool, "true 或 false")}  # what the schemas use
 
 
 class ToolError(Exception):
@@ -57,8 +57,13 @@ def run_tool(name: str, arguments: str, *, notes_dir=None) -> tuple:
     except ToolError as exc:
         return f"错误：{exc}", True
     except Exception as exc:  # the tool itself broke: report it as a result, keep the loop valid
-        return (f"错误：工具 {name} 执行时出错（{type(exc).__name__}: {exc}）。"
-                "可以换一个工具或参数再试；如果一直出错，请直接告诉用户。"), True
+        return crash_message(name, exc), True
+
+
+def crash_message(name, exc) -> str:
+    """What the model is told when a tool raised: the kind of failure, no paths or stack."""
+    return (f"错误：工具 {name} 执行时出错（{type(exc).__name__}）。"
+            "可以换一个工具或参数再试；如果一直出错，请直接告诉用户。")
 
 
 def parse_arguments(name, arguments) -> dict:
@@ -86,15 +91,12 @@ def parse_arguments(name, arguments) -> dict:
 
 
 def _check_value(name, key, value, rule, usage):
-    expected = _JSON_TYPES[rule["type"]]
-    if not isinstance(value, expected) or (expected is not bool and isinstance(value, bool)):
-        raise ToolError(f"{name} 的参数 {key} 必须是{_TYPE_WORDS[rule['type']]}。请按 {usage} 的格式重新调用。")
+    expected, word = _JSON_TYPES[rule["type"]]
+    if not isinstance(value, expected):
+        raise ToolError(f"{name} 的参数 {key} 必须是{word}。请按 {usage} 的格式重新调用。")
     if expected is str and not rule.get("minLength", 0) <= len(value.strip()) <= rule.get("maxLength", 10**6):
         raise ToolError(f"{name} 的参数 {key} 长度必须在 {rule.get('minLength', 0)} 到 "
                         f"{rule.get('maxLength')} 个字符之间（不算首尾空白）。请改短或补全后再调用。")
-
-
-_TYPE_WORDS = {"string": "字符串", "object": "JSON 对象", "array": "数组", "boolean": "true 或 false"}
 
 
 def _usage(name, schema):

@@ -1,0 +1,407 @@
+"""The notes assistant (笔记助手) from the command line: ask, chat, search, and a small local page.
+
+ask / chat / serve run the guarded tool loop of assistant/agent.py, with DeepSeek's API when
+DEEPSEEK_API_KEY is set (DEEPSEEK_BASE_URL, DEEPSEEK_MODEL, DEEPSEEK_TIMEOUT) and --offline is
+not given, else with the offline demo model. This file only wires that loop to a terminal or a
+page, and turns each stop reason into an exit code: 0 answered, 130 interrupted, 1 any other stop.
+"""
+import json
+import os
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent)]  # `assistant` and the workspace's `cli`, from any cwd
+
+from cli import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOP, EXIT_USAGE, ChineseArgumentParser,  # noqa: E402
+                 print_json, say, use_utf8_console)
+
+EXIT_CODES = ("退出码：0 成功（ask：模型给出了回答）；1 受控停止（ask：其他停止原因）；"
+              "2 参数错误；130 被 Ctrl-C 中断。")
+STOP_TEXT = {
+    "answered": "模型给出了回答",
+    "max_turns": "达到每个问题的模型请求上限",
+    "tool_failures": "工具连续几轮全部失败",
+    "no_progress": "原地打转：同样的调用得到同样的结果",
+    "output_truncated": "模型输出被截断，本轮没有执行工具",
+    "context_full": "对话超过了模型的上下文长度",
+    "model_refused": "模型拒绝回答",
+    "api_error": "模型 API 出错",
+    "interrupted": "被 Ctrl-C 中断",
+}
+STOP_EXIT = {"answered": EXIT_OK, "interrupted": EXIT_INTERRUPTED}  # any other stop: EXIT_STOP
+MAX_QUESTION_CHARS = 2000
+
+
+class UsageError(Exception):
+    """Bad input found after parsing (empty question, unusable environment variable): exit 2."""
+
+
+# ---- shared by ask, chat and serve --------------------------------------------------------------
+
+def load_model(offline, env=None):
+    from assistant.client import make_model
+    try:
+        return make_model(offline=offline, env=os.environ if env is None else env)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def describe_model(model):
+    if model.offline:
+        return f"{model.name}（离线演示模型，不联网；设置环境变量 DEEPSEEK_API_KEY 可改用真实 API）"
+    return f"{model.name}（API：{model.base_url}）"
+
+
+def clean_question(text):
+    question = (text or "").strip()
+    if not question:
+        raise UsageError("问题不能为空，请写上要问的问题。")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise UsageError(f"问题太长（{len(question)} 字），请控制在 {MAX_QUESTION_CHARS} 字以内。")
+    return question
+
+
+def ask_guarded(model, history, question, **options):
+    """run_question; a Ctrl-C that lands outside the loop's own guards also ends as 'interrupted'."""
+    from assistant.agent import Outcome, run_question, seal_dangling_tool_calls
+    try:
+        return run_question(model, history, question, **options)
+    except KeyboardInterrupt:
+        seal_dangling_tool_calls(history)
+        return Outcome("interrupted", "已中断：按下了 Ctrl-C，这个问题没有结论。", [], 0)
+
+
+def outcome_record(outcome, model):
+    """The result line of ask --json and of the page's ask request (keys in this order)."""
+    return {"stop": outcome.stop, "answer": outcome.answer, "model": model.name,
+            "offline": model.offline, "requests": model.requests,
+            "tool_calls": list(outcome.tool_calls), "turns": outcome.turns}
+
+
+def show_event(kind, data):
+    """Tool calls on stderr as they happen, so the person sees what the loop is doing."""
+    if kind == "tool_call":
+        say(f"  [调用工具] {data['name']}({data['arguments']})")
+    elif kind == "tool_result" and data["is_error"]:
+        say(f"  [工具失败] {data['content'][:100]}")
+
+
+# ---- commands -----------------------------------------------------------------------------------
+
+def command_ask(args):
+    question = clean_question(args.question)
+    model = load_model(args.offline)
+    say(f"使用模型：{describe_model(model)}")
+    outcome = ask_guarded(model, [], question, on_event=show_event)
+    if args.json:
+        print_json(outcome_record(outcome, model))
+    else:
+        print(outcome.answer, flush=True)
+    say(f"停止原因：{outcome.stop}（{STOP_TEXT.get(outcome.stop, '')}）；"
+        f"模型请求 {model.requests} 次，工具调用 {len(outcome.tool_calls)} 次。")
+    return STOP_EXIT.get(outcome.stop, EXIT_STOP)
+
+
+def command_chat(args):
+    try:
+        import readline  # noqa: F401  (line editing where the platform has it)
+    except ImportError:
+        pass
+    model = load_model(args.offline)
+    say(f"使用模型：{describe_model(model)}")
+    say("输入问题后回车。/reset 清空对话，/quit 退出；Ctrl-C 中断当前回答并回到提示符。")
+    history = []
+    while True:
+        try:
+            text = input("你 > ").strip()
+        except EOFError:
+            say("\n再见。")
+            return EXIT_OK
+        except KeyboardInterrupt:
+            say("\n（回到提示符；/quit 或 Ctrl-D 退出）")
+            continue
+        if text in ("/quit", "/exit"):
+            return EXIT_OK
+        chat_line(model, history, text)
+
+
+def chat_line(model, history, text):
+    """One line typed in chat: /reset, an unknown /command, or a question asked on the history."""
+    from assistant.agent import seal_dangling_tool_calls
+    if text == "/reset":
+        history.clear()
+        return say("（对话已清空）")
+    if text.startswith("/"):
+        return say(f"没有命令 {text}；可用：/reset 清空对话，/quit 退出。")
+    if not text:
+        return None
+    try:
+        question = clean_question(text)
+    except UsageError as exc:
+        return say(str(exc))
+    outcome = ask_guarded(model, history, question, on_event=show_event, chat=True)
+    print(f"助手 > {outcome.answer}", flush=True)
+    if outcome.stop == "interrupted":
+        seal_dangling_tool_calls(history)  # whatever the Ctrl-C cut off, the next request stays valid
+        say("（已中断，可以接着问下一句）")
+    elif outcome.stop != "answered":
+        say(f"（停止原因：{outcome.stop}，{STOP_TEXT.get(outcome.stop, '')}）")
+    return None
+
+
+def command_search(args):
+    from assistant.notes import normalize, search
+    query = args.query.strip()
+    if not normalize(query):
+        raise UsageError("搜索词不能为空，例如：python3 project/app.py search \"RAG\"。")
+    hits = search(query)
+    print_json({"query": query, "hits": hits})
+    say(f"找到 {len(hits)} 条命中。" if hits else "没有笔记包含这个短语（这不是错误）。")
+    return EXIT_OK
+
+
+def command_serve(args):
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"参数 --port 必须在 0 到 65535 之间（0 表示自动选择），收到 {args.port}。")
+    try:
+        server = make_server(args.port, args.offline)
+    except OSError as exc:
+        raise UsageError(f"无法在 127.0.0.1:{args.port} 上启动网页（{exc}）。换一个端口，或用 --port 0。")
+    print_json({"url": server.url})
+    say(f"笔记助手网页：{server.url}（只在本机可见；Ctrl-C 停止）")
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
+    return EXIT_OK
+
+
+# ---- the page -----------------------------------------------------------------------------------
+
+PAGE = """<!doctype html>
+<html lang="zh-CN"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1"><title>笔记助手</title>
+<style>
+body { font: 16px/1.6 system-ui, "PingFang SC", "Microsoft YaHei", sans-serif; margin: 0; background: #f6f7f9; color: #222; }
+main { max-width: 760px; margin: 0 auto; padding: 24px 16px 48px; }
+section { background: #fff; border: 1px solid #e2e4e8; border-radius: 8px; padding: 16px; margin-top: 16px; }
+h1 { margin: 0; font-size: 24px; } h2 { margin: 0 0 8px; font-size: 18px; }
+form { display: flex; gap: 8px; } input, textarea { flex: 1; font: inherit; padding: 6px 8px; }
+button { font: inherit; padding: 6px 16px; cursor: pointer; }
+.muted { color: #667; font-size: 14px; } .error { color: #b00020; } .answer { white-space: pre-wrap; }
+.snippet { color: #445; font-size: 14px; } .bad { color: #b00020; } code { font-size: 13px; }
+</style></head>
+<body><main>
+<h1>笔记助手</h1>
+<p class="muted">模型：__MODEL__。网页只在本机（127.0.0.1）可见；每次提问都是一段新对话。</p>
+<section><h2>搜索笔记</h2>
+<form id="search-form"><input id="query" maxlength="200" required placeholder="例如：RAG 的步骤"><button>搜索</button></form>
+<div id="search-result"></div></section>
+<section><h2>提问</h2>
+<form id="ask-form"><textarea id="question" rows="2" maxlength="2000" required placeholder="例如：RAG 的步骤顺序是什么？"></textarea><button>提问</button></form>
+<div id="ask-result"></div></section>
+</main>
+<script>
+function el(tag, text, cls) {
+  const node = document.createElement(tag);
+  if (text !== undefined) node.textContent = text;  // shown as text, never parsed as HTML
+  if (cls) node.className = cls;
+  return node;
+}
+async function callApi(url, options) {
+  let response, data;
+  try { response = await fetch(url, options); } catch (e) { throw new Error("连不上笔记助手服务，请确认 app.py serve 还在运行。"); }
+  try { data = await response.json(); } catch (e) { throw new Error("服务返回的不是 JSON（HTTP " + response.status + "）。"); }
+  if (!response.ok || data.error) throw new Error(data.error || ("HTTP " + response.status));
+  return data;
+}
+function handle(formId, boxId, busyText, run) {
+  document.getElementById(formId).addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const box = document.getElementById(boxId);
+    box.replaceChildren(el("p", busyText, "muted"));
+    try { box.replaceChildren(...await run()); } catch (e) { box.replaceChildren(el("p", "出错了：" + e.message, "error")); }
+  });
+}
+handle("search-form", "search-result", "搜索中……", async () => {
+  const data = await callApi("/api/search?q=" + encodeURIComponent(document.getElementById("query").value));
+  if (!data.hits.length) return [el("p", "没有笔记包含这个短语。", "muted")];
+  const list = el("ol");
+  for (const hit of data.hits) {
+    const item = el("li");
+    item.append(el("strong", hit.note_id + " " + hit.title), el("div", hit.snippet, "snippet"));
+    list.append(item);
+  }
+  return [list];
+});
+handle("ask-form", "ask-result", "思考中……（真实 API 可能要等几十秒）", async () => {
+  const question = document.getElementById("question").value;
+  const data = await callApi("/api/ask", {method: "POST", headers: {"Content-Type": "application/json"},
+                                         body: JSON.stringify({question})});
+  const nodes = [el("p", data.answer, data.stop === "answered" ? "answer" : "answer error")];
+  nodes.push(el("p", "停止原因：" + data.stop + "（" + data.stop_text + "）；模型请求 " + data.requests
+                + " 次；模型：" + data.model, "muted"));
+  if (data.calls.length) {
+    const list = el("ol", undefined, "muted");
+    for (const call of data.calls) {
+      const item = el("li"); item.append(el("code", call.name + "(" + call.arguments + ")"));
+      if (!call.ok) item.append(el("span", " 失败", "bad"));
+      list.append(item);
+    }
+    nodes.push(el("p", "工具调用：", "muted"), list);
+  } else {
+    nodes.push(el("p", "没有调用工具。", "muted"));
+  }
+  return nodes;
+});
+</script></body></html>
+"""
+
+
+def page_ask(question, offline, env=None):
+    """(HTTP status, JSON) for the page's ask request: the loop's result plus each call made."""
+    try:
+        question = clean_question(question if isinstance(question, str) else "")
+        model = load_model(offline, env)
+    except UsageError as exc:
+        return 400, {"error": str(exc)}
+    calls = []
+
+    def record_call(kind, data):
+        if kind == "tool_call":
+            calls.append({"name": data["name"], "arguments": data["arguments"], "ok": None})
+        elif kind == "tool_result" and calls:
+            calls[-1]["ok"] = not data["is_error"]
+
+    outcome = ask_guarded(model, [], question, on_event=record_call)
+    return 200, {**outcome_record(outcome, model), "stop_text": STOP_TEXT.get(outcome.stop, ""),
+                 "calls": calls}
+
+
+def page_search(query):
+    from assistant.notes import normalize, search
+    if not normalize(query):
+        return 400, {"error": "请先输入搜索词。"}
+    return 200, {"query": query.strip(), "hits": search(query)}
+
+
+def make_server(port=0, offline=False, env=None):
+    """The page's HTTP server on 127.0.0.1 (not started); `url` says where it listens."""
+    import html
+    import urllib.parse
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    model_text = html.escape(describe_model(load_model(offline, env)))
+
+    class PageHandler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.respond(self.route_get)
+
+        def do_POST(self):
+            self.respond(self.route_post)
+
+        def respond(self, route):
+            """Send route()'s (status, page text or JSON dict); any failure becomes a JSON error."""
+            host = self.headers.get("Host") or ""
+            try:
+                if urllib.parse.urlsplit("//" + host).hostname not in ("127.0.0.1", "localhost"):
+                    # a DNS name rebound to 127.0.0.1 is another site: it must not use this page
+                    status, body = 403, {"error": f"只接受本机地址访问（Host：{host or '空'}），"
+                                                  f"请打开 {server.url}"}
+                else:
+                    status, body = route()
+            except Exception as exc:  # shown on the page and the terminal, never a traceback
+                say(f"网页请求出错：{type(exc).__name__}: {exc}")
+                status, body = 500, {"error": f"服务器内部错误（{type(exc).__name__}），详情见运行 serve 的终端。"}
+            if isinstance(body, dict):
+                body, content_type = json.dumps(body, ensure_ascii=False), "application/json"
+            else:
+                content_type = "text/html"
+            self.send(status, body.encode("utf-8"), content_type)
+
+        def route_get(self):
+            path, _, query = self.path.partition("?")
+            if path == "/":
+                return 200, PAGE.replace("__MODEL__", model_text)
+            if path == "/api/search":
+                return page_search(urllib.parse.parse_qs(query).get("q", [""])[0])
+            return 404, {"error": f"没有这个地址：{path}"}
+
+        def route_post(self):
+            if self.path != "/api/ask":
+                return 404, {"error": f"没有这个地址：{self.path}"}
+            # JSON only: a form posted by another site cannot make this server spend API calls
+            if not self.headers.get("Content-Type", "").startswith("application/json"):
+                return 415, {"error": "请求必须是 JSON（Content-Type: application/json）。"}
+            length = int(self.headers.get("Content-Length") or 0)
+            if not 0 < length <= 64 * 1024:
+                return 400, {"error": "请求体为空或超过 64 KB。"}
+            try:
+                body = json.loads(self.rfile.read(length).decode("utf-8"))
+            except ValueError:
+                return 400, {"error": "请求体不是合法的 JSON。"}
+            return page_ask(body.get("question") if isinstance(body, dict) else None, offline, env)
+
+        def send(self, status, data, content_type):
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", f"{content_type}; charset=utf-8")
+                self.send_header("Content-Length", str(len(data)))
+                self.send_header("X-Content-Type-Options", "nosniff")
+                self.end_headers()
+                self.wfile.write(data)
+            except OSError:
+                pass  # the browser went away
+
+        def log_message(self, format, *args):
+            say(f"网页：{format % args}")
+
+        def log_request(self, code="-", size="-"):
+            say(f"网页：{self.command} {self.path.partition('?')[0]} -> {code}")
+
+    server = ThreadingHTTPServer(("127.0.0.1", port), PageHandler)
+    server.daemon_threads = True
+    server.url = f"http://127.0.0.1:{server.server_address[1]}/"
+    return server
+
+
+# ---- command line -------------------------------------------------------------------------------
+
+def build_parser():
+    parser = ChineseArgumentParser(
+        prog="app.py", description="笔记助手：依据 project/notes 里的笔记回答问题。", epilog=EXIT_CODES)
+    commands = parser.add_subparsers(dest="command", metavar="命令", required=True)
+    ask = commands.add_parser("ask", help="问一个问题", epilog=EXIT_CODES,
+                              description="问一个问题；工具调用和停止原因显示在 stderr。")
+    ask.add_argument("question", metavar="问题", help="问题，例如 \"RAG 的步骤顺序是什么？\"")
+    ask.add_argument("--json", action="store_true",
+                     help="stdout 打印一行 JSON：stop、answer、model、offline、requests、tool_calls、turns")
+    chat = commands.add_parser("chat", help="多轮对话（/reset 清空，/quit 退出）", epilog=EXIT_CODES)
+    search = commands.add_parser("search", help="搜索笔记，打印一行 JSON", epilog=EXIT_CODES)
+    search.add_argument("query", metavar="搜索词", help="要查找的短语")
+    serve = commands.add_parser("serve", help="在 127.0.0.1 上打开网页（搜索 + 提问）", epilog=EXIT_CODES)
+    serve.add_argument("--port", type=int, default=8765, help="端口，默认 8765；0 表示自动选择")
+    for command in (ask, chat, serve):
+        command.add_argument("--offline", action="store_true", help="即使设置了 DEEPSEEK_API_KEY 也用离线演示模型")
+    return parser
+
+
+COMMANDS = {"ask": command_ask, "chat": command_chat, "search": command_search, "serve": command_serve}
+
+
+def main(argv=None):
+    use_utf8_console()
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except UsageError as exc:
+        say(f"错误：{exc}")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        say("\n已中断。")
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

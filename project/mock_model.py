@@ -1,0 +1,442 @@
+"""A local model server that fails on purpose: DeepSeek's OpenAI-compatible chat completions API.
+
+It lets the notes assistant's stop guards be seen and checked without an account or money:
+`check_loop_guards.py` and the tests start it; a person can start it by hand and point the app
+at it (DEEPSEEK_API_KEY=test DEEPSEEK_BASE_URL=<printed URL> python3 project/app.py ask ...).
+
+    python3 project/mock_model.py --mode MODE [--port 0] [--max-seconds 600]
+
+prints its base URL as one line on stdout, then one line per request on stderr (number, mode and
+session, x-stainless-retry-count, body size, gap since the session's previous request, status).
+It stops by itself after --max-seconds, or on Ctrl-C.
+
+URLs: one server serves every mode and every client run at once.
+    base URL     http://127.0.0.1:PORT[/mode/MODE][/s/SESSION]
+    POST {base}/chat/completions   a model request (counted); MODE defaults to --mode,
+                                   SESSION to "-"; an optional /v1 before chat/ is accepted
+    GET  {base}/stats              counters, not counted: {"total", "by_mode", "session": {...}}
+    GET  /ping                     liveness, not counted
+Modes whose answer depends on how many requests came before (429-after, 400-retry, 500-then-ok)
+count per (MODE, SESSION): a client run that uses a SESSION of its own (any name of letters,
+digits, "_" or "-") starts from the first request, whatever other runs did before.
+
+Like the real API, and before any mode applies, a request is answered 400 when its JSON is broken,
+when an assistant message's tool calls are not all followed by their tool results before the next
+other message, or when a tool message answers no pending call. This check is the mock's own:
+it must catch the client's mistakes, so it shares no code with the client.
+"""
+import argparse
+import json
+import re
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+DEFAULT_MAX_SECONDS = 600.0
+DEFAULT_RETRY_AFTER = 1.0
+DEFAULT_SLOW_SECONDS = 5.0
+MAX_BODY_BYTES = 8 * 1024 * 1024
+SESSION_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+RATE_LIMITED = "Rate limit reached for requests"
+ANSWER = "（mock）这是模拟模型的回答：RAG 先检索相关段落，再把段落交给模型生成回答。"
+CONTEXT_LENGTH_MESSAGE = (
+    "This model's maximum context length is 65536 tokens. However, you requested 70312 tokens "
+    "(69288 in the messages, 1024 in the completion). Please reduce the length of the messages "
+    "or completion.")
+UNANSWERED_CALLS = (
+    "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+    "'tool_call_id'. (insufficient tool messages following tool_calls message)")
+ORPHAN_TOOL_MESSAGE = (
+    "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'")
+
+
+# ---- what each mode answers -------------------------------------------------------------------
+
+def _text(content, finish_reason="stop"):
+    return 200, {}, {"message": {"role": "assistant", "content": content},
+                     "finish_reason": finish_reason}
+
+
+def _tool_calls(content, *calls):
+    """A response asking for `calls` [(name, arguments dict)]; ids are filled in by the handler."""
+    tool_calls = [{"id": None, "type": "function",
+                   "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}}
+                  for name, args in calls]
+    return 200, {}, {"message": {"role": "assistant", "content": content, "tool_calls": tool_calls},
+                     "finish_reason": "tool_calls"}
+
+
+def _error(status, message, kind, headers=None):
+    return status, headers or {}, {"error": {"message": message, "type": kind, "param": None,
+                                             "code": kind}}
+
+
+def _truncated_tool_call():
+    status, headers, choice = _tool_calls("", ("search_notes", {"query": "RAG"}))
+    choice["message"]["tool_calls"][0]["function"]["arguments"] = '{"query": "RA'
+    choice["finish_reason"] = "length"
+    return status, headers, choice
+
+
+def _failing(status, message, kind, times=None, headers=lambda server: {}):
+    """A mode that answers this error (to the first `times` requests of a session, or always)."""
+    def reply(n, round_no, server):
+        if times is not None and n > times:
+            return _text(ANSWER)
+        return _error(status, message, kind, headers(server))
+    return reply
+
+
+LIST_NOTES = ("list_notes", {})
+READ_A01 = ("read_note", {"note_id": "A01"})
+READ_MISSING = ("read_note", {"note_id": "Z99"})  # no such note: the tool call fails
+
+
+def _search(query):
+    return ("search_notes", {"query": query})
+
+
+# mode -> (description, reply(n, round_no, server)); n = the session's request number (1-based),
+# round_no = the tool round this response opens within the current question (1-based).
+MODES = {
+    "plain": ("只回答文字，不调用工具", lambda n, r, s: _text(ANSWER)),
+    "loop": ("每轮都是同一个调用 list_notes({})，参数不变",
+             lambda n, r, s: _tool_calls("我再看一次笔记列表。", LIST_NOTES)),
+    "fail": ("每轮都调用会失败的 read_note(Z99)",
+             lambda n, r, s: _tool_calls("我读一下 Z99。", READ_MISSING)),
+    "mixed": ("每轮一个失败调用 read_note(Z99) 加一个成功调用 search_notes（参数每轮不同）",
+              lambda n, r, s: _tool_calls("两条路一起试。", READ_MISSING, _search(f"第 {r} 轮线索"))),
+    "fail-mixed": ("两轮全部失败（read_note(Z99)）后一轮混合（同 mixed），如此往复",
+                   lambda n, r, s: MODES["mixed" if r % 3 == 0 else "fail"][1](n, r, s)),
+    "cycle": ("周期 2 的循环：list_notes({})、read_note(A01)、list_notes({}) ……参数不变",
+              lambda n, r, s: _tool_calls("再确认一次。", LIST_NOTES if r % 2 else READ_A01)),
+    "progress": ("每轮调用 search_notes，参数每轮不同，从不回答",
+                 lambda n, r, s: _tool_calls("换个关键词再查。", _search(f"第 {r} 轮关键词"))),
+    "429": ("总是 429 限流，不带 retry-after", _failing(429, RATE_LIMITED, "rate_limit_error")),
+    "429-after": ("会话第 1 次请求回 429 并带 retry-after（--retry-after 秒），之后正常回答",
+                  _failing(429, RATE_LIMITED, "rate_limit_error", times=1,
+                           headers=lambda server: {"retry-after": f"{server.retry_after:g}"})),
+    "503": ("总是 503 服务不可用", _failing(503, "Service Unavailable: server overloaded", "server_error")),
+    "529": ("总是 529 过载", _failing(529, "Overloaded", "overloaded_error")),
+    "400": ("总是 400 上下文超长（This model's maximum context length is ...）",
+            _failing(400, CONTEXT_LENGTH_MESSAGE, "invalid_request_error")),
+    "400-retry": ("会话第 1 次请求回 400 并带 x-should-retry: true，之后正常回答",
+                  _failing(400, "Temporary upstream error, please retry", "invalid_request_error",
+                           times=1, headers=lambda server: {"x-should-retry": "true"})),
+    "401": ("总是 401 密钥无效",
+            _failing(401, "Authentication Fails, Your api key is invalid", "authentication_error")),
+    "402": ("总是 402 余额不足", _failing(402, "Insufficient Balance", "unknown_error")),
+    "500-then-ok": ("会话前 2 次请求回 500，第 3 次起正常回答",
+                    _failing(500, "Internal Server Error", "server_error", times=2)),
+    "length": ("finish_reason 为 length，带一个只写了一半参数的调用",
+               lambda n, r, s: _truncated_tool_call()),
+    "refuse": ("finish_reason 为 content_filter（模型拒答）",
+               lambda n, r, s: _text("", "content_filter")),
+    "slow": ("先等 --slow-seconds 秒再正常回答",
+             lambda n, r, s: _text(ANSWER)),
+}
+
+
+def _tool_round(messages):
+    """1 + the assistant tool-call messages since the last user message."""
+    rounds = 0
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            break
+        if message.get("role") == "assistant" and message.get("tool_calls"):
+            rounds += 1
+    return rounds + 1
+
+
+# ---- the real API's request validation, written independently of the client ------------------
+
+def request_problem(body):
+    """Why the real API would answer 400 to this request body (parsed JSON), or None."""
+    if not isinstance(body, dict):
+        return "Request body must be a JSON object"
+    if not isinstance(body.get("model"), str) or not body["model"]:
+        return "Missing required parameter: 'model'"
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "Missing required parameter: 'messages' (a non-empty array)"
+    pending = set()
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict):
+            return f"messages[{index}] must be an object"
+        role = message.get("role")
+        if role == "tool":
+            call_id = message.get("tool_call_id")
+            if not isinstance(call_id, str) or call_id not in pending:
+                return ORPHAN_TOOL_MESSAGE
+            if not isinstance(message.get("content"), str):
+                return f"messages[{index}].content must be a string"
+            pending.discard(call_id)
+            continue
+        if pending:
+            return UNANSWERED_CALLS
+        if role not in ("system", "user", "assistant"):
+            return f"messages[{index}].role must be one of system, user, assistant, tool"
+        if role == "assistant":
+            calls = message.get("tool_calls") or []
+            problem = _tool_calls_problem(calls, index)
+            if problem:
+                return problem
+            pending = {call["id"] for call in calls}
+    return UNANSWERED_CALLS if pending else None
+
+
+def _tool_calls_problem(calls, index):
+    if not isinstance(calls, list):
+        return f"messages[{index}].tool_calls must be an array"
+    for call in calls:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not (isinstance(function, dict) and isinstance(call.get("id"), str) and call["id"]
+                and isinstance(function.get("name"), str)
+                and isinstance(function.get("arguments"), str)):
+            return f"messages[{index}].tool_calls: each call needs an id and a function name and arguments"
+    return None
+
+
+# ---- the server ---------------------------------------------------------------------------------
+
+def parse_path(path):
+    """(mode or None, session, rest) for /[mode/M/][s/S/][v1/]REST; session defaults to "-"."""
+    parts = [part for part in path.split("?", 1)[0].split("/") if part]
+    mode, session = None, "-"
+    if len(parts) >= 2 and parts[0] == "mode":
+        mode, parts = parts[1], parts[2:]
+    if len(parts) >= 2 and parts[0] == "s":
+        session, parts = parts[1], parts[2:]
+    if parts[:1] == ["v1"]:
+        parts = parts[1:]
+    return mode, session, "/".join(parts)
+
+
+class MockServer(ThreadingHTTPServer):
+    """The mock on 127.0.0.1; `url`, `stats(mode, session)`, `stop()`. Counters live here."""
+
+    daemon_threads = True
+
+    def __init__(self, port=0, mode="plain", *, retry_after=DEFAULT_RETRY_AFTER,
+                 slow_seconds=DEFAULT_SLOW_SECONDS, log=None):
+        super().__init__(("127.0.0.1", port), MockHandler)
+        self.default_mode = mode
+        self.retry_after = retry_after
+        self.slow_seconds = slow_seconds
+        self.log = log
+        self.url = f"http://127.0.0.1:{self.server_address[1]}"
+        self.stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._total = 0
+        self._by_mode = {}
+        self._sessions = {}
+
+    def count(self, mode, session, retry_count, body_size):
+        """Record one model request; returns (request number, the session's count, gap or None)."""
+        now = time.monotonic()
+        with self._lock:
+            self._total += 1
+            self._by_mode[mode] = self._by_mode.get(mode, 0) + 1
+            record = self._sessions.setdefault((mode, session), _new_session(mode, session))
+            last = record.get("_last")
+            gap = None if last is None else round(now - last, 3)
+            record["_last"] = now
+            record["requests"] += 1
+            record["retry_counts"].append(retry_count)
+            record["body_sizes"].append(body_size)
+            record["gaps"].append(gap)
+            return self._total, record["requests"], gap
+
+    def finish(self, mode, session, status, rejected):
+        with self._lock:
+            record = self._sessions[(mode, session)]
+            record["statuses"].append(status)
+            record["rejected"] += rejected
+
+    def stats(self, mode=None, session="-"):
+        mode = mode or self.default_mode
+        with self._lock:
+            record = self._sessions.get((mode, session)) or _new_session(mode, session)
+            session_view = {key: (list(value) if isinstance(value, list) else value)
+                            for key, value in record.items() if not key.startswith("_")}
+            return {"total": self._total, "by_mode": dict(self._by_mode), "session": session_view}
+
+    def start(self):
+        """Serve from a daemon thread (for in-process use); returns self."""
+        threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05},
+                         daemon=True).start()
+        return self
+
+    def stop(self):
+        self.stopping.set()
+        self.shutdown()
+        self.server_close()
+
+
+def _new_session(mode, session):
+    return {"mode": mode, "session": session, "requests": 0, "retry_counts": [], "body_sizes": [],
+            "gaps": [], "statuses": [], "rejected": 0}
+
+
+class MockHandler(BaseHTTPRequestHandler):
+    server_version = "MockModel/1"
+
+    def log_message(self, format, *args):  # one line per request is written by do_POST instead
+        pass
+
+    def do_GET(self):
+        if self.path.split("?", 1)[0] == "/ping":
+            return self._send(200, {"ok": True, "modes": list(MODES)})
+        mode, session, rest = parse_path(self.path)
+        if rest != "stats":
+            return self._send(404, {"error": {"message": f"没有这个地址：GET {self.path}；可用 /ping 和 {{基础 URL}}/stats",
+                                              "type": "not_found"}})
+        if self._known(mode, session):
+            self._send(200, self.server.stats(mode, session))
+
+    def do_POST(self):
+        mode, session, rest = parse_path(self.path)
+        if rest != "chat/completions":
+            return self._send(404, {"error": {"message": f"没有这个地址：POST {self.path}",
+                                              "type": "not_found"}})
+        if not self._known(mode, session):
+            return None
+        mode = mode or self.server.default_mode
+        raw = self._read_body()
+        header = self.headers.get("x-stainless-retry-count", "")
+        retry_count = int(header) if header.isdigit() else None
+        number, n, gap = self.server.count(mode, session, retry_count, len(raw))
+        status, headers, payload, rejected = self._reply(mode, n, raw, number)
+        delay = self.server.slow_seconds if status == 200 and mode == "slow" else 0
+        if self.server.log:
+            gap_text = "" if gap is None else f"，距上次 {gap:.2f} 秒"
+            self.server.log(f"第 {number} 次请求（{mode}/{session} 第 {n} 次，retry-count="
+                            f"{'-' if retry_count is None else retry_count}，body {len(raw)} bytes"
+                            f"{gap_text}）-> {status}" + (f"（{delay:g} 秒后回答）" if delay else ""))
+        if delay and self.server.stopping.wait(delay):
+            return None  # the server is stopping: no answer
+        self.server.finish(mode, session, status, rejected)
+        self._send(status, payload, headers)
+
+    def _known(self, mode, session):
+        """True for a known mode and a valid session name; else answers 404 and returns False."""
+        if mode is not None and mode not in MODES:
+            message = f"mock 没有模式 {mode!r}；可用：{'、'.join(MODES)}"
+        elif not SESSION_NAME.fullmatch(session) and session != "-":
+            message = f"会话名 {session!r} 无效：只能用字母、数字、_ 和 -，1-64 个字符"
+        else:
+            return True
+        self._send(404, {"error": {"message": message, "type": "not_found"}})
+        return False
+
+    def _read_body(self):
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = 0
+        return self.rfile.read(min(max(length, 0), MAX_BODY_BYTES))
+
+    def _reply(self, mode, n, raw, number):
+        """(status, headers, JSON payload, rejected 0/1) for request `number` of this session."""
+        if not self.headers.get("Authorization", "").removeprefix("Bearer ").strip():
+            return (*_error(401, "Authentication Fails (no api key)", "authentication_error"), 0)
+        try:
+            body = json.loads(raw.decode("utf-8"))
+            problem = request_problem(body)
+        except ValueError:
+            problem = "Request body is not valid JSON"
+        if problem:
+            return (*_error(400, problem, "invalid_request_error"), 1)
+        status, headers, choice = MODES[mode][1](n, _tool_round(body["messages"]), self.server)
+        if status != 200:
+            return status, headers, choice, 0
+        for index, call in enumerate(choice["message"].get("tool_calls", ()), 1):
+            call["id"] = f"call_{number}_{index}"
+        return status, headers, _completion(body, choice, number, len(raw)), 0
+
+    def _send(self, status, payload, headers=None):
+        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (Ctrl-C, timeout): nobody is left to answer
+
+
+def _completion(body, choice, number, body_size):
+    prompt_tokens = body_size // 4
+    return {"id": f"chatcmpl-mock-{number}", "object": "chat.completion",
+            "created": int(time.time()), "model": body["model"],
+            "choices": [{"index": 0, "logprobs": None, **choice}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 16,
+                      "total_tokens": prompt_tokens + 16}}
+
+
+# ---- command line -------------------------------------------------------------------------------
+
+def build_parser():
+    from cli import ChineseArgumentParser
+    modes = "\n".join(f"  {name:<12} {description}" for name, description in
+                      ((name, spec[0]) for name, spec in MODES.items()))
+    parser = ChineseArgumentParser(
+        prog="mock_model.py", description="会故意出错的本地模型服务（OpenAI 兼容），只监听 127.0.0.1。",
+        epilog=(f"模式：\n{modes}\n\n一个服务同时提供所有模式：基础 URL 写成 http://127.0.0.1:PORT/mode/MODE/s/SESSION"
+                "\n（SESSION 由字母、数字、_、- 组成），每个会话从第 1 次请求算起；GET 基础URL/stats 查看计数，GET /ping 不计数。"
+                "\n\n退出码：0 到时自动停止；2 参数错误或端口不可用；130 Ctrl-C。"),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mode", default="plain", choices=list(MODES), metavar="MODE",
+                        help="默认模式（也可以用 /mode/MODE 按请求选择），默认 plain")
+    parser.add_argument("--port", type=int, default=0, help="端口，默认 0（自动选择）")
+    parser.add_argument("--max-seconds", type=float, default=DEFAULT_MAX_SECONDS,
+                        help=f"运行多少秒后自动停止，默认 {DEFAULT_MAX_SECONDS:g}")
+    parser.add_argument("--retry-after", type=float, default=DEFAULT_RETRY_AFTER,
+                        help=f"429-after 模式的 retry-after 秒数，默认 {DEFAULT_RETRY_AFTER:g}")
+    parser.add_argument("--slow-seconds", type=float, default=DEFAULT_SLOW_SECONDS,
+                        help=f"slow 模式回答前等待的秒数，默认 {DEFAULT_SLOW_SECONDS:g}")
+    return parser
+
+
+def main(argv=None):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the workspace's cli module
+    from cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, say, use_utf8_console
+    use_utf8_console()
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        parser.error(f"参数 --port 必须在 0 到 65535 之间（0 表示自动选择），收到 {args.port}")
+    for name in ("max_seconds", "retry_after", "slow_seconds"):
+        if not 0 < getattr(args, name) <= 86400:
+            parser.error(f"参数 --{name.replace('_', '-')} 必须是 0 到 86400 之间的秒数，收到 {getattr(args, name)}")
+    try:
+        server = MockServer(args.port, args.mode, retry_after=args.retry_after,
+                            slow_seconds=args.slow_seconds, log=say)
+    except OSError as exc:
+        say(f"错误：无法在 127.0.0.1:{args.port} 上监听（{exc}）。换一个端口，或用 --port 0。")
+        return EXIT_USAGE
+    print(server.url, flush=True)
+    say(f"mock 模型已启动：{server.url}（默认模式 {args.mode}，{args.max_seconds:g} 秒后自动停止；"
+        f"按请求选模式：{server.url}/mode/MODE）")
+    timer = threading.Timer(args.max_seconds, server.shutdown)
+    timer.daemon = True
+    timer.start()
+    try:
+        server.serve_forever(poll_interval=0.1)
+    except KeyboardInterrupt:
+        say("已中断，mock 停止。")
+        return EXIT_INTERRUPTED
+    finally:
+        server.stopping.set()
+        server.server_close()
+    say(f"已运行 {args.max_seconds:g} 秒，mock 自动停止。")
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

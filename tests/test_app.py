@@ -1,0 +1,250 @@
+"""The notes assistant's commands: ask and search (offline and against the mock), chat and serve."""
+import contextlib
+import io
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import unittest
+import urllib.error
+import urllib.request
+from unittest import mock as patching
+
+from tests.support import ROOT, WorkspaceTestCase
+
+sys.path.insert(0, str(ROOT / "project"))
+import app  # noqa: E402
+import mock_model  # noqa: E402
+from assistant.agent import history_problems  # noqa: E402
+
+QUESTION = "RAG 的步骤顺序是什么？"
+STEP_ORDER = "先检索相关段落，再把检索到的段落交给模型生成回答"  # the sentence of note A01
+
+
+class AskOfflineTest(WorkspaceTestCase):
+    def test_ask_json_answers_from_the_notes_with_the_demo_model(self):
+        code, stdout, stderr = self.run_cli("project/app.py", "ask", QUESTION, "--json")
+        result = self.assertOneJsonLine(stdout)
+        self.assertEqual(code, 0)
+        self.assertEqual(list(result)[:6], ["stop", "answer", "model", "offline", "requests", "tool_calls"])
+        self.assertEqual((result["stop"], result["model"], result["offline"]), ("answered", "offline-demo", True))
+        self.assertIn(STEP_ORDER, result["answer"])
+        self.assertEqual(result["tool_calls"][-1], "read_note")
+        self.assertIn("offline-demo", stderr)
+        self.assertIn("[调用工具] read_note", stderr)
+
+    def test_offline_flag_wins_over_a_key_and_plain_output_is_the_answer(self):
+        code, stdout, stderr = self.run_cli("project/app.py", "ask", QUESTION, "--offline",
+                                            env={"DEEPSEEK_API_KEY": "sk-never-used"})
+        self.assertEqual(code, 0)
+        self.assertIn(STEP_ORDER, stdout)
+        self.assertIn("offline-demo", stderr)
+
+    def run_app(self, *args, cwd=None, stdin=None):
+        """app.py in the copy from any folder, offline, with text on stdin; (code, stdout, stderr)."""
+        env = {key: value for key, value in os.environ.items() if key != "DEEPSEEK_API_KEY"}
+        proc = subprocess.run([sys.executable, str(self.root / "project" / "app.py"), *args],
+                              cwd=cwd or self.root, input=stdin, capture_output=True, text=True,
+                              encoding="utf-8", timeout=30, env=dict(env, PYTHONIOENCODING="utf-8"))
+        return proc.returncode, proc.stdout, proc.stderr
+
+    def test_works_from_another_folder(self):
+        code, stdout, stderr = self.run_app("search", "RAG", cwd=self.root / "project" / "notes")
+        self.assertEqual(code, 0, stderr)
+        self.assertEqual(self.assertOneJsonLine(stdout)["hits"][0]["note_id"], "A01")
+
+    def test_search_prints_one_json_line_and_no_hit_is_success(self):
+        code, stdout, _ = self.run_cli("project/app.py", "search", "ｒａｇ")
+        self.assertEqual(code, 0)
+        self.assertIn("A01", [hit["note_id"] for hit in self.assertOneJsonLine(stdout)["hits"]])
+        code, stdout, _ = self.run_cli("project/app.py", "search", "量子纠缠菜谱")
+        self.assertEqual((code, self.assertOneJsonLine(stdout)["hits"]), (0, []))
+
+    def test_bad_arguments_exit_2_with_a_chinese_message(self):
+        code, stdout, stderr = self.run_cli("project/app.py", "ask")
+        self.assertEqual((code, stdout), (2, ""))
+        self.assertIn("缺少必需的参数：问题", stderr)
+        self.assertNoTraceback(stderr)
+        cases = [(("ask", "   "), "问题不能为空"), (("search", " "), "搜索词不能为空"),
+                 (("ask", QUESTION, "--jsn"), "--jsn"), (("fly",), "'fly'"), (("serve", "--port", "99999"), "--port")]
+        for args, named in cases:
+            with self.subTest(args=args):
+                err = io.StringIO()
+                with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()) as out:
+                    try:
+                        code = app.main(list(args))
+                    except SystemExit as exit:
+                        code = exit.code
+                self.assertEqual((code, out.getvalue()), (2, ""))
+                self.assertIn(named, err.getvalue())
+
+    def test_unusable_environment_variable_is_named(self):
+        code, stdout, stderr = self.run_cli("project/app.py", "ask", QUESTION, "--json",
+                                            env={"DEEPSEEK_API_KEY": "k", "DEEPSEEK_TIMEOUT": "soon"})
+        self.assertEqual((code, stdout), (2, ""))
+        self.assertIn("DEEPSEEK_TIMEOUT", stderr)
+        self.assertNoTraceback(stderr)
+
+    def test_serve_refuses_a_port_in_use(self):
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            port = taken.getsockname()[1]
+            code, stdout, stderr = self.run_cli("project/app.py", "serve", "--port", port, "--offline")
+        self.assertEqual((code, stdout), (2, ""))
+        self.assertIn(f"127.0.0.1:{port}", stderr)
+        self.assertNoTraceback(stderr)
+
+    def test_chat_answers_resets_and_quits(self):
+        code, stdout, stderr = self.run_app("chat", stdin=f"{QUESTION}\n/oops\n/reset\n/quit\n")
+        self.assertEqual(code, 0)
+        self.assertIn("助手 > ", stdout)
+        self.assertIn(STEP_ORDER, stdout)
+        self.assertIn("对话已清空", stderr)
+        self.assertIn("/oops", stderr)
+        self.assertNoTraceback(stderr)
+
+    def test_chat_ends_at_end_of_input(self):
+        code, _, stderr = self.run_app("chat", stdin="")
+        self.assertEqual(code, 0)
+        self.assertNoTraceback(stderr)
+
+
+class AskAgainstMockTest(WorkspaceTestCase):
+    """app.py ask --json as a real process against the failing mock: stop, exit code, requests."""
+
+    def setUp(self):
+        super().setUp()
+        self.mock = mock_model.MockServer(0).start()
+        self.addCleanup(self.mock.stop)
+
+    def ask(self, mode):
+        env = {"DEEPSEEK_API_KEY": "test", "DEEPSEEK_BASE_URL": f"{self.mock.url}/mode/{mode}/s/t"}
+        code, stdout, stderr = self.run_cli("project/app.py", "ask", "--json", QUESTION, env=env)
+        self.assertNoTraceback(stderr)
+        self.assertIn("deepseek-chat", stderr)
+        return code, self.assertOneJsonLine(stdout), self.mock.stats(mode, "t")["session"]
+
+    def test_each_stop_gives_its_exit_code_and_request_count(self):
+        cases = {"plain": (0, "answered", 1), "fail": (1, "tool_failures", 3),
+                 "400": (1, "context_full", 1), "length": (1, "output_truncated", 1)}
+        for mode, (exit_code, stop, requests) in cases.items():
+            with self.subTest(mode=mode):
+                code, result, session = self.ask(mode)
+                self.assertEqual((code, result["stop"], result["requests"]), (exit_code, stop, requests))
+                self.assertEqual((session["requests"], session["rejected"]), (requests, 0))
+                self.assertFalse(result["offline"])
+
+    def test_api_error_answer_is_a_chinese_sentence(self):
+        _, result, _ = self.ask("402")
+        self.assertIn("余额不足", result["answer"])
+
+
+class FakeModel:
+    """Asks for list_notes, is interrupted on its second request, then answers; checks every history."""
+
+    name, offline = "fake", True
+
+    def __init__(self):
+        self.requests = 0
+        self.problems = []
+
+    def complete(self, messages, tools):
+        self.requests += 1
+        self.problems += history_problems(messages)
+        if self.requests == 1:
+            return {"finish_reason": "tool_calls", "message": {"role": "assistant", "content": "", "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "list_notes", "arguments": "{}"}}]}}
+        if self.requests == 2:
+            raise KeyboardInterrupt
+        self.last_messages = messages
+        return {"finish_reason": "stop", "message": {"role": "assistant", "content": "好的"}}
+
+
+class ChatInterruptTest(unittest.TestCase):
+    def test_ctrl_c_returns_to_the_prompt_and_the_next_request_is_valid(self):
+        model = FakeModel()
+        typed = ["第一个问题", KeyboardInterrupt, "第二个问题", EOFError]
+        out, err = io.StringIO(), io.StringIO()
+        with patching.patch("builtins.input", side_effect=typed), \
+                patching.patch.object(app, "load_model", return_value=model), \
+                contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = app.command_chat(app.build_parser().parse_args(["chat"]))
+        self.assertEqual(code, 0)
+        self.assertIn("已中断", err.getvalue())
+        self.assertIn("助手 > 好的", out.getvalue())
+        self.assertEqual(model.problems, [])
+        self.assertEqual([m["content"] for m in model.last_messages if m["role"] == "user"],
+                         ["第一个问题", "第二个问题"])
+
+
+class ServeTest(unittest.TestCase):
+    def start(self, **options):
+        server = app.make_server(0, **options)
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self.addCleanup(server.server_close)
+        self.addCleanup(server.shutdown)
+        return server.url
+
+    def fetch(self, url, body=None, content_type="application/json", host=None):
+        """(status, decoded body) of a GET, or of a POST when body is given."""
+        data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode("utf-8"))
+        request = urllib.request.Request(url, data=data, headers={"Content-Type": content_type})
+        if host:
+            request.add_header("Host", host)
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                status, raw = response.status, response.read().decode("utf-8")
+        except urllib.error.HTTPError as error:
+            status, raw = error.code, error.read().decode("utf-8")
+        return status, (json.loads(raw) if raw.startswith("{") else raw)
+
+    def test_page_search_and_ask_offline(self):
+        with contextlib.redirect_stderr(io.StringIO()):
+            url = self.start(offline=True)
+            status, page = self.fetch(url)
+            self.assertEqual(status, 200)
+            for part in ("笔记助手", 'id="search-form"', 'id="ask-form"', "offline-demo", "textContent"):
+                self.assertIn(part, page)
+            self.assertNotIn("innerHTML", page)
+            status, found = self.fetch(url + "api/search?q=" + urllib.request.quote("RAG 的步骤"))
+            self.assertEqual((status, found["hits"][0]["note_id"]), (200, "A01"))
+            status, result = self.fetch(url + "api/ask", {"question": QUESTION})
+        self.assertEqual((status, result["stop"]), (200, "answered"))
+        self.assertIn(STEP_ORDER, result["answer"])
+        self.assertEqual(result["calls"][-1], {"name": "read_note", "arguments": '{"note_id": "A01"}', "ok": True})
+        self.assertEqual(result["stop_text"], "模型给出了回答")
+
+    def test_errors_are_chinese_json_never_a_traceback(self):
+        with contextlib.redirect_stderr(io.StringIO()) as log:
+            url = self.start(offline=True)
+            cases = [(self.fetch(url + "api/ask", {"question": "  "}), 400, "问题不能为空"),
+                     (self.fetch(url + "api/ask", b"question=x", "application/x-www-form-urlencoded"), 415, "JSON"),
+                     (self.fetch(url + "api/ask", b"{broken"), 400, "JSON"),
+                     (self.fetch(url + "api/search?q="), 400, "搜索词"),
+                     (self.fetch(url + "nothing-here"), 404, "/nothing-here"),
+                     (self.fetch(url, host="evil.example:80"), 403, "evil.example")]
+        for (status, body), expected_status, named in cases:
+            with self.subTest(expected_status=expected_status):
+                self.assertEqual(status, expected_status)
+                self.assertIn(named, body["error"])
+        self.assertNotIn("Traceback", log.getvalue())
+
+    def test_model_name_is_escaped_and_api_failures_show_on_the_page(self):
+        mock = mock_model.MockServer(0).start()
+        self.addCleanup(mock.stop)
+        env = {"DEEPSEEK_API_KEY": "k", "DEEPSEEK_MODEL": "<b>m</b>", "DEEPSEEK_BASE_URL": f"{mock.url}/mode/401"}
+        with contextlib.redirect_stderr(io.StringIO()):
+            url = self.start(env=env)
+            _, page = self.fetch(url)
+            status, result = self.fetch(url + "api/ask", {"question": QUESTION})
+        self.assertIn("&lt;b&gt;m&lt;/b&gt;", page)
+        self.assertNotIn("<b>m</b>", page)
+        self.assertEqual((status, result["stop"], result["requests"]), (200, "api_error", 1))
+        self.assertIn("401", result["answer"])
+
+
+if __name__ == "__main__":
+    unittest.main()

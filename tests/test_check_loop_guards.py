@@ -1,0 +1,43 @@
+"""The stop-guard acceptance check, run as a learner runs it: every check passes, fast, no traceback."""
+import json
+import unittest
+
+from tests.support import WorkspaceTestCase
+
+
+class CheckLoopGuardsTest(WorkspaceTestCase):
+    def test_prints_one_pass_line_per_check_on_stdout(self):
+        code, stdout, stderr = self.run_cli("project/check_loop_guards.py", timeout=30)
+        self.assertEqual(code, 0, stdout + stderr)
+        self.assertNoTraceback(stderr)
+        lines = stdout.splitlines()
+        self.assertEqual(len(lines), 23, stdout)
+        self.assertTrue(all(line[:5] in ("PASS ", "SKIP ") for line in lines), stdout)
+        self.assertIn("共 23 项", stderr)
+
+    def test_every_check_passes_within_ten_seconds(self):
+        code, stdout, stderr = self.run_cli("project/check_loop_guards.py", "--json", timeout=30)
+        summary = self.assertOneJsonLine(stdout)
+        lines = stderr.splitlines()
+        self.assertEqual(code, 0, stderr)
+        self.assertEqual([line for line in lines if line.startswith("FAIL")], [])
+        self.assertNoTraceback(stderr)
+        self.assertEqual(summary["failed"], 0)
+        # 23 checks: the lesson's seventeen adapted, one for model refusal, the cycle detector's four,
+        # and 503 / 529 counted separately; SKIP only where SIGINT cannot reach a child (Windows)
+        self.assertEqual(summary["passed"] + summary["skipped"], 23)
+        self.assertLessEqual(summary["skipped"], 1)
+        self.assertEqual(len([line for line in lines if line[:5] in ("PASS ", "SKIP ")]), 23)
+        self.assertLess(summary["seconds"], 10)
+        turn_cap = next(check for check in summary["checks"] if "MAX_TURNS" in check["check"])
+        self.assertIn("mock 收到 20 次请求", turn_cap["detail"])
+
+    def test_bad_argument_exits_2(self):
+        code, stdout, stderr = self.run_cli("project/check_loop_guards.py", "--fast")
+        self.assertEqual((code, stdout), (2, ""))
+        self.assertIn("--fast", stderr)
+        self.assertNoTraceback(stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

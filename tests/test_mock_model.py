@@ -1,0 +1,191 @@
+"""The failing mock model: its own history validation, per-request modes, sessions, counters, CLI."""
+import json
+import subprocess
+import sys
+import unittest
+import urllib.error
+import urllib.request
+
+from tests.support import ROOT, WorkspaceTestCase
+
+sys.path.insert(0, str(ROOT / "project"))
+import mock_model  # noqa: E402
+
+USER = {"role": "user", "content": "RAG 的步骤顺序是什么？"}
+
+
+def call(call_id, name="list_notes", arguments="{}"):
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def asked(*ids):
+    return {"role": "assistant", "content": "", "tool_calls": [call(i) for i in ids]}
+
+
+def answered(call_id):
+    return {"role": "tool", "tool_call_id": call_id, "content": "[]"}
+
+
+class RequestProblemTest(unittest.TestCase):
+    """The API's rule, checked without a server: every call answered before any other message."""
+
+    def problem(self, *messages):
+        return mock_model.request_problem({"model": "deepseek-chat", "messages": list(messages)})
+
+    def test_complete_history_is_accepted(self):
+        self.assertIsNone(self.problem(USER, asked("a", "b"), answered("b"), answered("a"),
+                                       {"role": "assistant", "content": "好"}, USER))
+
+    def test_unanswered_call_is_rejected_at_the_end_and_in_the_middle(self):
+        self.assertIn("tool_call_id", self.problem(USER, asked("a")))
+        self.assertIn("tool_call_id", self.problem(USER, asked("a", "b"), answered("a"), USER))
+
+    def test_tool_message_without_its_call_is_rejected(self):
+        self.assertIn("role 'tool'", self.problem(USER, answered("x")))
+        self.assertIn("role 'tool'", self.problem(USER, asked("a"), answered("a"), answered("a")))
+
+    def test_broken_bodies_are_rejected(self):
+        self.assertIn("model", mock_model.request_problem({"messages": [USER]}))
+        self.assertIn("messages", mock_model.request_problem({"model": "m", "messages": []}))
+        self.assertIn("JSON object", mock_model.request_problem([USER]))
+        self.assertIn("id", self.problem(USER, {"role": "assistant", "tool_calls": [{"type": "function"}]}))
+
+
+class MockServerTest(unittest.TestCase):
+    def setUp(self):
+        self.mock = mock_model.MockServer(0, "plain", retry_after=2, slow_seconds=0.01).start()
+        self.addCleanup(self.mock.stop)
+
+    def post(self, path, messages, retry_count="0", auth="Bearer test"):
+        """(status, headers, JSON body) of one chat completions request."""
+        body = json.dumps({"model": "deepseek-chat", "messages": messages}).encode("utf-8")
+        headers = {"Content-Type": "application/json", "x-stainless-retry-count": retry_count}
+        if auth:
+            headers["Authorization"] = auth
+        request = urllib.request.Request(self.mock.url + path, data=body, headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=5) as response:
+                return response.status, dict(response.headers), json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            return error.code, dict(error.headers), json.loads(error.read())
+
+    def get(self, path):
+        with urllib.request.urlopen(self.mock.url + path, timeout=5) as response:
+            return json.loads(response.read())
+
+    def test_ping_and_stats_are_not_counted(self):
+        self.assertTrue(self.get("/ping")["ok"])
+        self.post("/chat/completions", [USER])
+        self.get("/ping")
+        stats = self.get("/stats")
+        self.assertEqual(stats["total"], 1)
+        self.assertEqual(stats["by_mode"], {"plain": 1})
+        self.assertEqual(stats["session"]["requests"], 1)
+
+    def test_plain_answer_has_the_openai_shape(self):
+        status, _, body = self.post("/v1/chat/completions", [USER])
+        self.assertEqual(status, 200)
+        self.assertEqual(body["choices"][0]["finish_reason"], "stop")
+        self.assertEqual(body["choices"][0]["message"]["role"], "assistant")
+        self.assertIn("RAG", body["choices"][0]["message"]["content"])
+
+    def test_history_without_results_gets_400_and_is_counted_as_rejected(self):
+        status, _, body = self.post("/mode/loop/s/v1/chat/completions", [USER, asked("a")])
+        self.assertEqual(status, 400)
+        self.assertIn("must be followed by tool messages", body["error"]["message"])
+        status, _, body = self.post("/mode/loop/s/v1/chat/completions", [USER, answered("a")])
+        self.assertEqual(status, 400)
+        session = self.get("/mode/loop/s/v1/stats")["session"]
+        self.assertEqual((session["requests"], session["rejected"], session["statuses"]), (2, 2, [400, 400]))
+
+    def test_mode_per_request_and_session_counting(self):
+        statuses = [self.post("/mode/500-then-ok/s/one/chat/completions", [USER])[0] for _ in range(3)]
+        self.assertEqual(statuses, [500, 500, 200])
+        self.assertEqual(self.post("/mode/500-then-ok/s/two/chat/completions", [USER])[0], 500)
+        self.assertEqual(self.get("/mode/500-then-ok/s/one/stats")["session"]["requests"], 3)
+        self.assertEqual(self.get("/stats")["by_mode"], {"500-then-ok": 4})
+
+    def test_retry_headers_and_retry_count_are_recorded(self):
+        status, headers, _ = self.post("/mode/429-after/s/a/chat/completions", [USER])
+        self.assertEqual((status, headers.get("retry-after")), (429, "2"))
+        self.assertEqual(self.post("/mode/429-after/s/a/chat/completions", [USER], "1")[0], 200)
+        status, headers, _ = self.post("/mode/400-retry/s/a/chat/completions", [USER])
+        self.assertEqual((status, headers.get("x-should-retry")), (400, "true"))
+        session = self.get("/mode/429-after/s/a/stats")["session"]
+        self.assertEqual(session["retry_counts"], [0, 1])
+        self.assertIsNone(session["gaps"][0])
+        self.assertGreaterEqual(session["gaps"][1], 0)
+
+    def test_failure_modes_answer_like_the_real_api(self):
+        expected = {"429": 429, "503": 503, "529": 529, "401": 401, "402": 402, "400": 400}
+        for mode, status in expected.items():
+            with self.subTest(mode=mode):
+                seen, _, body = self.post(f"/mode/{mode}/chat/completions", [USER])
+                self.assertEqual(seen, status)
+                self.assertTrue(body["error"]["message"])
+        self.assertIn("maximum context length", self.post("/mode/400/chat/completions", [USER])[2]["error"]["message"])
+        self.assertEqual(self.post("/chat/completions", [USER], auth=None)[0], 401)
+
+    def test_tool_modes_follow_the_question_round_by_round(self):
+        history = [USER]
+        for expected in ("list_notes", "read_note", "list_notes"):
+            message = self.post("/mode/cycle/s/c/chat/completions", history)[2]["choices"][0]["message"]
+            self.assertEqual(message["tool_calls"][0]["function"]["name"], expected)
+            history += [message, answered(message["tool_calls"][0]["id"])]
+        ids = [m["tool_calls"][0]["id"] for m in history if m.get("tool_calls")]
+        self.assertEqual(len(set(ids)), 3)
+        first = self.post("/mode/progress/chat/completions", [USER])[2]["choices"][0]["message"]
+        second = self.post("/mode/progress/chat/completions", [USER, first, answered(first["tool_calls"][0]["id"])])
+        arguments = [m["tool_calls"][0]["function"]["arguments"]
+                     for m in (first, second[2]["choices"][0]["message"])]
+        self.assertNotEqual(arguments[0], arguments[1])
+
+    def test_mixed_and_length_modes(self):
+        mixed = self.post("/mode/mixed/chat/completions", [USER])[2]["choices"][0]["message"]
+        self.assertEqual([c["function"]["name"] for c in mixed["tool_calls"]], ["read_note", "search_notes"])
+        choice = self.post("/mode/length/chat/completions", [USER])[2]["choices"][0]
+        self.assertEqual(choice["finish_reason"], "length")
+        with self.assertRaises(ValueError):
+            json.loads(choice["message"]["tool_calls"][0]["function"]["arguments"])
+
+    def test_unknown_mode_or_path_is_404_and_not_counted(self):
+        status, _, body = self.post("/mode/nonsense/chat/completions", [USER])
+        self.assertEqual(status, 404)
+        self.assertIn("nonsense", body["error"]["message"])
+        self.assertEqual(self.post("/elsewhere", [USER])[0], 404)
+        self.assertEqual(self.get("/stats")["total"], 0)
+
+
+class MockCommandTest(WorkspaceTestCase):
+    def test_prints_url_logs_each_request_and_stops_by_itself(self):
+        process = subprocess.Popen(
+            [sys.executable, str(self.root / "project" / "mock_model.py"), "--mode", "429",
+             "--port", "0", "--max-seconds", "0.6"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8")
+        self.addCleanup(lambda: process.poll() is None and process.kill())
+        url = process.stdout.readline().strip()
+        self.assertRegex(url, r"^http://127\.0\.0\.1:\d+$")
+        request = urllib.request.Request(url + "/chat/completions", headers={
+            "Authorization": "Bearer test", "x-stainless-retry-count": "0"},
+            data=json.dumps({"model": "m", "messages": [USER]}).encode("utf-8"))
+        with self.assertRaises(urllib.error.HTTPError) as raised:
+            urllib.request.urlopen(request, timeout=5)
+        self.assertEqual(raised.exception.code, 429)
+        stdout, stderr = process.communicate(timeout=10)
+        self.assertEqual(process.returncode, 0)
+        self.assertEqual(stdout, "")
+        self.assertIn("第 1 次请求", stderr)
+        self.assertIn("retry-count=0", stderr)
+        self.assertIn("-> 429", stderr)
+        self.assertNoTraceback(stderr)
+
+    def test_bad_mode_is_refused_in_chinese(self):
+        code, stdout, stderr = self.run_cli("project/mock_model.py", "--mode", "nope")
+        self.assertEqual(code, 2)
+        self.assertIn("--mode", stderr)
+        self.assertIn("参数错误", stderr)
+        self.assertNoTraceback(stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
