@@ -201,6 +201,8 @@ def main(argv=None):
         parser.error(f"找不到候选文件 {candidate}：请确认路径，例如 samples/valid.json。")
     if out_dir.exists():
         parser.error(f"输出目录 {out_dir} 已存在：为保留旧结果不会覆盖，请换一个新目录名。")
+    if not out_dir.absolute().parent.is_dir():
+        parser.error(f"输出目录的上级文件夹 {out_dir.absolute().parent} 不存在：请先建好它，或换一个位置。")
     try:
         artifact = export_candidate(candidate, out_dir)
     except ValidationError as exc:

@@ -52,7 +52,7 @@ def file_sha256(path):
     """sha256 of the file's bytes with CRLF -> LF (a Windows checkout hashes the same)."""
     try:
         data = Path(path).read_bytes()
-    except FileNotFoundError:
+    except OSError:  # absent, a folder, or locked: there is no file content to vouch for
         return "missing"
     return hashlib.sha256(data.replace(b"\r\n", b"\n")).hexdigest()
 
@@ -89,6 +89,7 @@ def run_harness(root, name, sample):
     root = Path(root)
     source = root / "samples" / f"{sample}.json"
     data = source.read_bytes().replace(b"\r\n", b"\n")
+    context = fingerprint(root)
     run_dir = root / "runs" / name
     run_dir.parent.mkdir(exist_ok=True)
     run_dir.mkdir()
@@ -98,7 +99,7 @@ def run_harness(root, name, sample):
         "schema": "harness-run/1", "run": name, "sample": sample, "status": "running",
         "semantic_review": "not_applicable",
         "input": {"path": INPUT_COPY, "sha256": hashlib.sha256(data).hexdigest()},
-        "context": fingerprint(root), "steps": [], "error": None, "artifact": None,
+        "context": context, "steps": [], "error": None, "artifact": None,
         "actual_api_calls": 0, "started_at": now_iso(), "finished_at": None,
     }
     write_json_atomic(run_dir / "run.json", record)

@@ -22,7 +22,6 @@ NOTES_DIR = ROOT / "project" / "notes"
 
 FIELDS = (("note_id", None), ("question", 200), ("answer", 500), ("quote", 300))
 FIELD_NAMES = tuple(name for name, _ in FIELDS)
-_note_cache = {}
 
 
 def digest(text):
@@ -35,16 +34,11 @@ def plain_note_id(value):
 
 
 def note_text(notes_dir, note_id):
-    """The note as LF text, or None; cached by (path, size, mtime) for checks of many runs."""
-    path = Path(notes_dir) / (note_id + ".md")
+    """The note as LF text, or None when it is absent or unreadable (read afresh every time)."""
     try:
-        stat = path.stat()
-    except OSError:
+        return (Path(notes_dir) / (note_id + ".md")).read_bytes().decode("utf-8").replace("\r\n", "\n")
+    except (OSError, UnicodeDecodeError):
         return None
-    key = (str(path), stat.st_size, stat.st_mtime_ns)
-    if key not in _note_cache:
-        _note_cache[key] = path.read_bytes().decode("utf-8").replace("\r\n", "\n")
-    return _note_cache[key]
 
 
 def structure_problem(candidate):
@@ -161,7 +155,7 @@ def check_artifact(folder, notes_dir=NOTES_DIR):
         problems.append("review.md 与 cards.json 记录的哈希不符：review.md 被改动过。")
     problems += candidate_problems({"title": record["title"], "cards": record["cards"]}, notes_dir)
     problems += notes_problems(record, notes_dir)
-    problems += missing_quotes(record, review)
+    problems += missing_from_review(record, review)
     return problems
 
 
@@ -169,7 +163,8 @@ def notes_problems(record, notes_dir):
     notes = record["notes"]
     if type(notes) is not dict or type(record["cards"]) is not list:
         return ["cards.json 的 notes 或 cards 字段类型不对：产物被改动过。"]
-    cited = {card.get("note_id") for card in record["cards"] if type(card) is dict}
+    cited = {card.get("note_id") for card in record["cards"]
+             if type(card) is dict and type(card.get("note_id")) is str}
     problems = []
     if set(notes) != cited:
         problems.append("cards.json 记录的笔记与卡片引用的笔记不一致。")
@@ -180,14 +175,18 @@ def notes_problems(record, notes_dir):
     return problems
 
 
-def missing_quotes(record, review):
+def missing_from_review(record, review):
+    """Every card's question, answer and quote block must be in review.md as recorded."""
     problems = []
     for number, card in enumerate(record["cards"], 1):
-        if type(card) is not dict or type(card.get("quote")) is not str:
+        if type(card) is not dict or not all(type(card.get(k)) is str for k in FIELD_NAMES):
             continue
-        block = "\n".join(f"> {line}" if line else ">" for line in card["quote"].replace("\r\n", "\n").split("\n"))
-        if block not in review:
-            problems.append(f"第 {number} 张卡：review.md 里没有这张卡的引文块。")
+        quote = card["quote"].replace("\r\n", "\n").split("\n")
+        block = "\n".join(f"> {line}" if line else ">" for line in quote)
+        for what, text in (("问题", card["question"].strip()), ("答案", card["answer"].strip()),
+                           ("引文块", block)):
+            if text not in review:
+                problems.append(f"第 {number} 张卡：review.md 里没有这张卡的{what}。")
     return problems
 
 

@@ -26,7 +26,7 @@ ARTIFACT_FILES = ("cards.json", "review.md")
 
 def verify_run(run_dir, cache=None):
     """{"result", "run", "status", "problems", "changed_files"} for one run folder."""
-    run_dir = Path(run_dir)
+    run_dir = Path(run_dir).resolve()  # `.` or `../NAME` must name the same run as runs/NAME
     result = {"result": "fail", "run": run_dir.name, "status": None, "problems": [], "changed_files": []}
     try:
         record = json.loads((run_dir / "run.json").read_bytes().decode("utf-8-sig"))
@@ -41,13 +41,16 @@ def verify_run(run_dir, cache=None):
         result["problems"].append(shape)
         return result
     result["status"] = record["status"]
+    unsupported = unsupported_stop(record)
+    if unsupported:
+        result["problems"].append(unsupported)
+        return result
     if record["status"] in ("running", "needs_human"):
         result["result"] = "needs_human"
         result["problems"].append(human_note(record, run_dir))
         return result
     problems = result["problems"]
-    problems += input_problems(record, run_dir)
-    problems += step_problems(record, run_dir)
+    problems += input_problems(record, run_dir) or step_problems(record, run_dir)
     result["changed_files"] = changed_files(record, run_dir.parent.parent, cache)
     if result["changed_files"]:
         problems.append("这些文件在运行之后变了：" + "、".join(result["changed_files"])
@@ -68,10 +71,23 @@ def shape_problem(record, folder_name):
         return f"run.json 的 sample {record['sample']!r} 不是已知样例。"
     if record["status"] not in ("running", "needs_review", "failed", "needs_human"):
         return f"run.json 的 status {record['status']!r} 不是 harness 的状态。"
-    if record["actual_api_calls"] != 0:
+    if type(record["actual_api_calls"]) is not int or record["actual_api_calls"] != 0:
         return f"run.json 的 actual_api_calls 是 {record['actual_api_calls']!r}：本任务不调用模型，只能是 0。"
     if type(record["steps"]) is not list or not all(type(s) is dict for s in record["steps"]):
         return "run.json 的 steps 应为步骤对象的数组。"
+    return None
+
+
+def unsupported_stop(record):
+    """A needs_human record must show the step that went wrong; a running one, no final step."""
+    steps, error = record["steps"], record["error"]
+    if record["status"] == "needs_human":
+        failed = steps and steps[-1].get("ok") is False and type(error) is dict \
+            and error.get("type") == steps[-1].get("error_type")
+        if not failed:
+            return "status 是 needs_human，但记录里没有出错的步骤与 error：状态与记录不符。"
+    if record["status"] == "running" and (error is not None or record["finished_at"] is not None):
+        return "status 是 running，但记录已有 error 或 finished_at：状态被改动过。"
     return None
 
 

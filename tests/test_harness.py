@@ -1,0 +1,344 @@
+"""Tests of harness.py, the single run of the export task (SPEC §2, §4, §5 run.json).
+
+Runs happen in the temporary workspace copy: in-process through run_harness()/main() (with the
+module's ROOT pointed at the copy), and a few end to end as subprocesses for the CLI contract.
+The fingerprint is recomputed here from the SPEC's definition, not with the harness's code.
+"""
+import json
+import re
+import unittest
+from unittest import mock
+
+import export_review
+import harness
+import verify_export
+from tests.support import WorkspaceTestCase
+from tests.test_export_review import REVERSED_ANSWER, run_main, sha256
+
+WATCHED = (
+    "harness.py", "verify_harness.py", "export_review.py", "verify_export.py", "AGENTS.md",
+    "docs/harness/TASK.md", "samples/valid.json", "samples/bad-quote.json", "samples/semantic.json",
+    "project/notes/A01.md", "project/notes/A02.md", "project/notes/A03.md", "project/notes/A05.md",
+    "project/notes/A07.md",
+)
+RUN_KEYS = ("schema", "run", "sample", "status", "semantic_review", "input", "context", "steps", "error",
+            "artifact", "actual_api_calls", "started_at", "finished_at")
+BAD_QUOTE = "第 1 张卡：引文不在对应笔记原文中。"
+BAD_QUOTE_ERROR = {"type": "ValidationError", "message": BAD_QUOTE}
+INVALID_NAMES = (".hidden", "-x", "a..b", "x.", "CON", "nul.txt", "com1", "LPT9", "aux.tar.gz", "a/b", "a b",
+                 "a\\b", "n" * 65, "", "运行", "café")
+TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+
+
+def expected_fingerprint(root):
+    """SPEC §2: per file sha256 after CRLF -> LF or "missing"; combined over sorted PATH\\tSHA lines."""
+    entries = {}
+    for rel in sorted(WATCHED):
+        path = root / rel
+        entries[rel] = sha256(path.read_bytes().replace(b"\r\n", b"\n")) if path.exists() else "missing"
+    combined = "".join(f"{rel}\t{sha}\n" for rel, sha in entries.items())
+    return {"files": 14, "fingerprint": sha256(combined.encode("utf-8")), "entries": entries}
+
+
+def snapshot(folder):
+    """Every file below FOLDER with its bytes, to compare before and after."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+class HarnessCase(WorkspaceTestCase):
+    def run_dir(self, name):
+        return self.root / "runs" / name
+
+    def stored(self, name):
+        return json.loads(self.run_dir(name).joinpath("run.json").read_text(encoding="utf-8"))
+
+    def main_in_copy(self, *argv):
+        """harness.main() in-process, its ROOT pointed at the workspace copy."""
+        with mock.patch.object(harness, "ROOT", self.root):
+            return run_main(harness.main, *argv)
+
+
+class FingerprintTest(HarnessCase):
+    def test_fingerprint_covers_the_14_watched_files(self):
+        got = harness.fingerprint(self.root)
+        self.assertEqual(got, expected_fingerprint(self.root))
+        self.assertEqual(got["files"], 14)
+        self.assertNotIn("missing", got["entries"].values())
+
+    def test_crlf_checkout_fingerprints_the_same(self):
+        before = harness.fingerprint(self.root)
+        for rel in ("project/notes/A01.md", "samples/valid.json", "harness.py"):
+            path = self.root / rel
+            path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+        self.assertEqual(harness.fingerprint(self.root), before)
+
+    def test_missing_and_edited_files_change_the_fingerprint(self):
+        before = harness.fingerprint(self.root)
+        (self.root / "AGENTS.md").unlink()
+        note = self.root / "project" / "notes" / "A05.md"
+        note.write_bytes(note.read_bytes() + b"\n")
+        after = harness.fingerprint(self.root)
+        self.assertEqual(after["entries"]["AGENTS.md"], "missing")
+        self.assertEqual(after, expected_fingerprint(self.root))
+        self.assertEqual(sorted(k for k in WATCHED if after["entries"][k] != before["entries"][k]),
+                         ["AGENTS.md", "project/notes/A05.md"])
+        self.assertNotEqual(after["fingerprint"], before["fingerprint"])
+
+    def test_unwatched_note_does_not_count(self):
+        before = harness.fingerprint(self.root)
+        (self.root / "project" / "notes" / "A04.md").write_text("# 改动\n", encoding="utf-8")
+        self.assertEqual(harness.fingerprint(self.root), before)
+
+
+class CheckTest(HarnessCase):
+    def test_check_in_process(self):
+        result = harness.check(self.root)
+        self.assertEqual(list(result)[:3], ["ready", "missing", "watched_files"])
+        self.assertEqual((result["ready"], result["missing"], result["watched_files"]), (True, [], 14))
+        (self.root / "samples" / "semantic.json").unlink()
+        (self.root / "project" / "notes" / "A07.md").unlink()
+        result = harness.check(self.root)
+        self.assertEqual((result["ready"], result["missing"]),
+                         (False, ["samples/semantic.json", "project/notes/A07.md"]))
+
+    def test_check_cli_ready(self):
+        code, out, err = self.run_cli("harness.py", "--check")
+        self.assertEqual(code, 0, err)
+        self.assertOneJsonLine(out)
+        self.assertTrue(out.startswith('{"ready": true, "missing": [], "watched_files": 14, '), out)
+        self.assertIn("环境就绪", err)
+
+    def test_check_cli_with_a_watched_file_missing(self):
+        (self.root / "docs" / "harness" / "TASK.md").unlink()
+        code, out, err = self.run_cli("harness.py", "--check")
+        self.assertEqual(code, 1)
+        result = self.assertOneJsonLine(out)
+        self.assertEqual((result["ready"], result["missing"], result["watched_files"]),
+                         (False, ["docs/harness/TASK.md"], 14))
+        self.assertIn("docs/harness/TASK.md", err)
+        self.assertNoTraceback(err)
+
+
+class RunRecordTest(HarnessCase):
+    def assert_common_record(self, record, name, sample):
+        self.assertEqual(self.stored(name), record, "run.json holds the returned record")
+        self.assertTrue(set(RUN_KEYS) <= set(record), set(RUN_KEYS) - set(record))
+        self.assertEqual((record["schema"], record["run"], record["sample"], record["actual_api_calls"]),
+                         ("harness-run/1", name, sample, 0))
+        sample_bytes = (self.root / "samples" / f"{sample}.json").read_bytes()
+        self.assertEqual(self.run_dir(name).joinpath("input", "candidate.json").read_bytes(), sample_bytes)
+        self.assertEqual(record["input"], {"path": "input/candidate.json", "sha256": sha256(sample_bytes)})
+        self.assertEqual(record["context"], expected_fingerprint(self.root))
+        self.assertEqual(len(record["context"]["entries"]), 14)
+        self.assertRegex(record["started_at"], TIMESTAMP)
+        self.assertRegex(record["finished_at"], TIMESTAMP)
+        self.assertEqual([p.name for p in self.run_dir(name).glob("*.tmp")], [])
+
+    def assert_exported(self, record, name):
+        folder = self.run_dir(name) / "artifact"
+        self.assertEqual((record["status"], record["semantic_review"], record["error"]),
+                         ("needs_review", "pending", None))
+        self.assertEqual(record["steps"], [{"name": "export", "ok": True}, {"name": "verify", "ok": True}])
+        self.assertEqual(record["artifact"], {"review.md": sha256((folder / "review.md").read_bytes()),
+                                              "cards.json": sha256((folder / "cards.json").read_bytes())})
+
+    def test_valid_run(self):
+        record = harness.run_harness(self.root, "v1", "valid")
+        self.assert_common_record(record, "v1", "valid")
+        self.assert_exported(record, "v1")
+        self.assertEqual(sorted(snapshot(self.run_dir("v1"))),
+                         ["artifact/cards.json", "artifact/review.md", "input/candidate.json", "run.json"])
+
+    def test_bad_quote_run_is_failed_with_the_exact_message(self):
+        record = harness.run_harness(self.root, "b1", "bad-quote")
+        self.assert_common_record(record, "b1", "bad-quote")
+        self.assertEqual((record["status"], record["semantic_review"], record["artifact"]),
+                         ("failed", "not_applicable", None))
+        self.assertEqual(record["error"], BAD_QUOTE_ERROR)
+        self.assertEqual(record["steps"], [{"name": "export", "ok": False, "error_type": "ValidationError",
+                                            "message": BAD_QUOTE}])
+        self.assertEqual(sorted(snapshot(self.run_dir("b1"))), ["input/candidate.json", "run.json"])
+
+    def test_semantic_run_needs_review_and_keeps_the_reversed_answer(self):
+        record = harness.run_harness(self.root, "s1", "semantic")
+        self.assert_common_record(record, "s1", "semantic")
+        self.assert_exported(record, "s1")
+        review = self.run_dir("s1").joinpath("artifact", "review.md").read_text(encoding="utf-8")
+        self.assertIn(REVERSED_ANSWER, review)
+
+    def test_crlf_sample_is_copied_as_lf(self):
+        sample = self.root / "samples" / "valid.json"
+        lf = sample.read_bytes()
+        sample.write_bytes(lf.replace(b"\n", b"\r\n"))
+        record = harness.run_harness(self.root, "crlf", "valid")
+        self.assertEqual(record["status"], "needs_review")
+        self.assertEqual(record["input"]["sha256"], sha256(lf))
+
+
+class RunCliTest(HarnessCase):
+    def test_each_sample_end_to_end(self):
+        expected = {
+            "valid": (0, "needs_review", "pending", None),
+            "bad-quote": (1, "failed", "not_applicable", BAD_QUOTE_ERROR),
+            "semantic": (0, "needs_review", "pending", None),
+        }
+        for sample, (exit_code, status, semantic_review, error) in expected.items():
+            with self.subTest(sample):
+                name = f"cli-{sample}"
+                code, out, err = self.run_cli("harness.py", "--run", name, "--sample", sample)
+                self.assertEqual(code, exit_code, err)
+                self.assertNoTraceback(err)
+                line = self.assertOneJsonLine(out)
+                self.assertEqual({k: line.get(k) for k in ("run", "sample", "status", "semantic_review", "error")},
+                                 {"run": name, "sample": sample, "status": status,
+                                  "semantic_review": semantic_review, "error": error})
+                record = self.stored(name)
+                self.assertEqual((record["status"], record["error"]), (status, error))
+                self.assertTrue(set(RUN_KEYS) <= set(record))
+                self.assertEqual(len(record["context"]["entries"]), 14)
+                self.assertTrue(self.run_dir(name).joinpath("input", "candidate.json").is_file())
+                self.assertIn(BAD_QUOTE if error else "review.md", err)
+
+    def test_used_name_exits_2_and_leaves_the_old_run_untouched(self):
+        harness.run_harness(self.root, "taken", "bad-quote")
+        before = snapshot(self.root / "runs")
+        code, out, err = self.run_cli("harness.py", "--run", "taken", "--sample", "valid")
+        self.assertEqual(code, 2)
+        self.assertIn("runs/taken 已存在", err)
+        self.assertNoTraceback(err)
+        self.assertEqual(snapshot(self.root / "runs"), before)
+
+    def test_used_name_in_process_touches_nothing(self):
+        harness.run_harness(self.root, "taken", "valid")
+        before = snapshot(self.root / "runs")
+        with self.assertRaises(FileExistsError):
+            harness.run_harness(self.root, "taken", "semantic")
+        self.assertEqual(snapshot(self.root / "runs"), before)
+
+    def test_invalid_names_exit_2_before_anything_is_created(self):
+        for name in INVALID_NAMES:
+            with self.subTest(name=name):
+                with self.assertRaises(ValueError):
+                    harness.run_harness(self.root, name, "valid")
+                code, out, err = self.main_in_copy(f"--run={name}", "--sample", "valid")
+                self.assertEqual(code, 2)
+                self.assertIn("运行名", err)
+                self.assertEqual(out, "")
+                self.assertFalse((self.root / "runs").exists())
+
+    def test_invalid_names_through_the_real_cli(self):
+        for name in ("CON", "a..b"):
+            with self.subTest(name=name):
+                code, out, err = self.run_cli("harness.py", "--run", name, "--sample", "valid")
+                self.assertEqual(code, 2)
+                self.assertIn(f"运行名「{name}」", err)
+                self.assertNoTraceback(err)
+        self.assertFalse((self.root / "runs").exists())
+
+    def test_allowed_names(self):
+        for name in ("n" * 64, "a.b-c_D9", "CONSOLE", "com10", "x"):
+            with self.subTest(name=name):
+                record = harness.run_harness(self.root, name, "valid")
+                self.assertEqual((record["run"], record["status"]), (name, "needs_review"))
+                self.assertTrue(self.run_dir(name).joinpath("run.json").is_file())
+
+    def test_unknown_sample_creates_nothing(self):
+        with self.assertRaises(ValueError):
+            harness.run_harness(self.root, "x1", "publish")
+        self.assertFalse((self.root / "runs").exists())
+
+    def test_usage_errors_exit_2_in_chinese(self):
+        cases = [
+            (("--run", "x1"), "--sample"),
+            (("--run", "x1", "--sample", "other"), "不在可选范围内"),
+            (("--check", "--run", "x1"), "不能和"),
+            ((), "需要以下参数之一"),
+        ]
+        for argv, said in cases:
+            with self.subTest(argv=argv):
+                code, out, err = self.main_in_copy(*argv)
+                self.assertEqual(code, 2)
+                self.assertIn(said, err)
+                self.assertIn("参数错误", err)
+        self.assertFalse((self.root / "runs").exists())
+
+    def test_help_lists_the_exit_codes(self):
+        code, out, _ = self.main_in_copy("--help")
+        self.assertEqual(code, 0)
+        flowed = " ".join(out.split())  # argparse wraps the epilog to the terminal's width
+        for words in ("0 就绪 / needs_review", "1 未就绪 / failed / needs_human", "2 参数错误或运行名已被使用",
+                      "130 被 Ctrl-C 中断"):
+            self.assertIn(words, flowed)
+
+
+class UnexpectedErrorTest(HarnessCase):
+    def assert_needs_human(self, record, name, error_type, message, step="export"):
+        self.assertEqual(self.stored(name), record)
+        self.assertEqual((record["status"], record["semantic_review"]), ("needs_human", "not_applicable"))
+        self.assertEqual(record["error"], {"type": error_type, "message": message})
+        self.assertEqual(record["steps"][-1], {"name": step, "ok": False, "error_type": error_type,
+                                               "message": message})
+
+    def test_exception_in_render_is_needs_human(self):
+        with mock.patch.object(export_review, "render_review", side_effect=RuntimeError("渲染失败")):
+            record = harness.run_harness(self.root, "boom", "valid")
+        self.assert_needs_human(record, "boom", "RuntimeError", "渲染失败")
+        self.assertEqual(len(record["steps"]), 1)
+        self.assertIsNone(record["artifact"])
+        self.assertFalse(self.run_dir("boom").joinpath("artifact").exists())
+
+    def test_exception_in_export_is_recorded_once_without_retry(self):
+        with mock.patch.object(export_review, "export_candidate", side_effect=RuntimeError("磁盘出错")) as export:
+            record = harness.run_harness(self.root, "boom", "valid")
+        self.assertEqual(export.call_count, 1)
+        self.assert_needs_human(record, "boom", "RuntimeError", "磁盘出错")
+
+    def test_validation_error_is_recorded_once_without_retry(self):
+        with mock.patch.object(export_review, "export_candidate", wraps=export_review.export_candidate) as export:
+            record = harness.run_harness(self.root, "once", "bad-quote")
+        self.assertEqual((export.call_count, record["status"]), (1, "failed"))
+
+    def test_failed_verification_is_needs_human(self):
+        with mock.patch.object(verify_export, "check_artifact", return_value=["问题一", "问题二"]):
+            record = harness.run_harness(self.root, "unverified", "valid")
+        self.assert_needs_human(record, "unverified", "VerificationError", "问题一 问题二", step="verify")
+        self.assertEqual(record["steps"][0], {"name": "export", "ok": True})
+
+    def test_interrupt_leaves_running_record_and_cli_exits_130(self):
+        with mock.patch.object(export_review, "export_candidate", side_effect=KeyboardInterrupt):
+            with self.assertRaises(KeyboardInterrupt):
+                harness.run_harness(self.root, "cut", "valid")
+            code, out, err = self.main_in_copy("--run", "cut2", "--sample", "valid")
+        self.assertEqual((self.stored("cut")["status"], self.stored("cut")["finished_at"]), ("running", None))
+        self.assertEqual(code, 130)
+        self.assertEqual(json.loads(out), {"run": "cut2", "sample": "valid", "status": "interrupted"})
+        self.assertIn("已中断", err)
+
+    def test_cli_exporter_crash_on_a_note_that_is_not_utf8(self):
+        note = self.root / "project" / "notes" / "A02.md"
+        note.write_bytes(note.read_bytes() + b"\xff\xfe\n")
+        code, out, err = self.run_cli("harness.py", "--run", "crash", "--sample", "valid")
+        self.assertEqual(code, 1)
+        self.assertNoTraceback(err)
+        line = self.assertOneJsonLine(out)
+        self.assertEqual((line["status"], line["error"]["type"]), ("needs_human", "UnicodeDecodeError"))
+        self.assertIn("出现意外情况（UnicodeDecodeError", err)
+        self.assertEqual(self.stored("crash")["error"]["type"], "UnicodeDecodeError")
+
+    # regression test for B7 in /work/team/bugs-base.md
+    def test_unreadable_watched_file_is_no_traceback_and_no_half_run(self):
+        # a watched path that exists but cannot be read (here a folder; on Windows also a locked file)
+        (self.root / "AGENTS.md").unlink()
+        (self.root / "AGENTS.md").mkdir()
+        try:
+            code, out, err = self.main_in_copy("--run", "half", "--sample", "valid")
+        except OSError as exc:
+            self.fail(f"harness --run raised {type(exc).__name__}: {exc}")
+        self.assertIsInstance(code, int)
+        run_dir = self.run_dir("half")
+        self.assertTrue(not run_dir.exists() or run_dir.joinpath("run.json").is_file(),
+                        "runs/half/ was left without run.json")
+
+
+if __name__ == "__main__":
+    unittest.main()

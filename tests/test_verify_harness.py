@@ -1,0 +1,318 @@
+"""Tests of verify_harness.py: a harness run re-judged from its files (SPEC §4).
+
+Runs are made in-process with harness.run_harness() in the temporary workspace copy, then
+tampered with one way each; the verdict comes from verify_run() and from main() in-process
+(exit code, one JSON line, no exception), and a few cases run the real CLI as subprocesses.
+"""
+import json
+import os
+import unittest
+from pathlib import Path
+from unittest import mock
+
+import export_review
+import harness
+import verify_harness
+from tests.support import WorkspaceTestCase
+from tests.test_export_review import run_main, sha256
+
+BAD_QUOTE = "第 1 张卡：引文不在对应笔记原文中。"
+ONE_FAILED_STEP = "failed 的运行应只有一个失败的 export 步骤，且 error 与它一致（ValidationError）。"
+INPUT_EDITED = "输入副本 input/candidate.json 的哈希与记录不符：输入被改动或删除了。"
+OTHER_QUOTE_ERROR = "第 2 张卡：引文不在对应笔记原文中。"
+
+
+def replace_once(rel, old, new):
+    """A tamper: the first OLD in RUN/REL becomes NEW."""
+    def tamper(run_dir):
+        path = run_dir / rel
+        data = path.read_bytes()
+        assert old in data, (rel, old)
+        path.write_bytes(data.replace(old, new, 1))
+    return tamper
+
+
+def delete(rel):
+    return lambda run_dir: (run_dir / rel).unlink()
+
+
+def change_record(change):
+    """A tamper: CHANGE(record, run_dir) applied to run.json, saved as the harness saves it."""
+    def tamper(run_dir):
+        path = run_dir / "run.json"
+        record = json.loads(path.read_text(encoding="utf-8"))
+        change(record, run_dir)
+        path.write_text(json.dumps(record, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return tamper
+
+
+def both(*tampers):
+    def tamper(run_dir):
+        for each in tampers:
+            each(run_dir)
+    return tamper
+
+
+def reword_error(record, _):
+    record["error"]["message"] = record["steps"][0]["message"] = OTHER_QUOTE_ERROR
+
+
+def retype_error(record, _):
+    record["error"]["type"] = record["steps"][0]["error_type"] = "RuntimeError"
+
+
+def rehash(rel, key):
+    """Records the current sha256 of RUN/REL under record[KEY...] (a forger covering their edit)."""
+    def change(record, run_dir):
+        digest = sha256((run_dir / rel).read_bytes())
+        if key == "input":
+            record["input"]["sha256"] = digest
+        else:
+            record["artifact"][key] = digest
+    return change
+
+
+def copy_semantic_input(run_dir):
+    (run_dir / "input" / "candidate.json").write_bytes(
+        (run_dir.parent.parent / "samples" / "semantic.json").read_bytes())
+
+
+def rename_folder(run_dir):
+    return run_dir.rename(run_dir.with_name("moved"))
+
+
+# (what was done, sample of the run, the tamper, a problem the verifier must report)
+TAMPERS = [
+    ("edited review.md", "valid", replace_once("artifact/review.md", "先根据问题检索".encode(), "先根据问题生成".encode()),
+     "产物 artifact/review.md 被改动或删除了（与 run.json 记录的哈希不符）。"),
+    ("edited cards.json", "semantic", replace_once("artifact/cards.json", b'"A07"', b'"A05"'),
+     "产物 artifact/cards.json 被改动或删除了（与 run.json 记录的哈希不符）。"),
+    ("deleted review.md", "valid", delete("artifact/review.md"),
+     "产物 artifact/review.md 被改动或删除了（与 run.json 记录的哈希不符）。"),
+    ("deleted cards.json", "semantic", delete("artifact/cards.json"),
+     "产物 artifact/cards.json 被改动或删除了（与 run.json 记录的哈希不符）。"),
+    ("review.md edited and its hash in run.json too", "valid",
+     both(replace_once("artifact/review.md", b"\n", b"\n\n"),
+          change_record(rehash("artifact/review.md", "review.md"))),
+     "review.md 与 cards.json 记录的哈希不符：review.md 被改动过。"),
+    ("failed run with an artifact folder", "bad-quote", lambda run_dir: (run_dir / "artifact").mkdir(),
+     "failed 的运行不应留下产物：artifact 应为空。"),
+    ("status needs_review -> failed", "valid", change_record(lambda r, _: r.update(status="failed")),
+     "failed 的运行没有产物可审，semantic_review 应为 not_applicable。"),
+    ("status -> failed and semantic_review -> not_applicable", "valid",
+     change_record(lambda r, _: r.update(status="failed", semantic_review="not_applicable")), ONE_FAILED_STEP),
+    ("status failed -> needs_review", "bad-quote",
+     change_record(lambda r, _: r.update(status="needs_review", semantic_review="pending")),
+     "needs_review 的运行应有 export 与 verify 两个成功步骤且没有 error。"),
+    ("unknown status", "valid", change_record(lambda r, _: r.update(status="passed")),
+     "run.json 的 status 'passed' 不是 harness 的状态。"),
+    ("semantic review marked done", "semantic", change_record(lambda r, _: r.update(semantic_review="approved")),
+     "needs_review 的运行 semantic_review 必须是 pending：机械通过不等于内容正确。"),
+    ("error message edited in error and step", "bad-quote", change_record(reword_error),
+     f"独立规则没有复现记录的失败「{OTHER_QUOTE_ERROR}」（独立规则给出：{BAD_QUOTE}）。"),
+    ("error message edited in error only", "bad-quote",
+     change_record(lambda r, _: r["error"].update(message=OTHER_QUOTE_ERROR)), ONE_FAILED_STEP),
+    ("error message edited in the step only", "bad-quote",
+     change_record(lambda r, _: r["steps"][0].update(message=OTHER_QUOTE_ERROR)), ONE_FAILED_STEP),
+    ("error type changed in both places", "bad-quote", change_record(retype_error), ONE_FAILED_STEP),
+    ("edited input copy of a needs_review run", "valid", replace_once("input/candidate.json", b"RAG", b"LLM"),
+     INPUT_EDITED),
+    ("edited input copy of a failed run", "bad-quote", replace_once("input/candidate.json", b"RAG", b"LLM"),
+     INPUT_EDITED),
+    ("input copy replaced and its hash in run.json too", "valid",
+     both(copy_semantic_input, change_record(rehash("input/candidate.json", "input"))),
+     "产物里的卡片与输入副本不一致：产物不是由这份输入导出的。"),
+    ("broken run.json", "valid", replace_once("run.json", b'"schema"', b'"schema'),
+     "run.json 不是合法的 JSON：记录损坏或被改动过。"),
+    ("missing run.json", "valid", delete("run.json"), "run.json 不存在：这不是一个完整的运行目录。"),
+    ("run renamed in run.json", "valid", change_record(lambda r, _: r.update(run="other")),
+     "run.json 记录的运行名 'other' 与目录名 'tampered-"),
+    ("run folder renamed", "bad-quote", rename_folder, "与目录名 'moved' 不符。"),
+    ("actual_api_calls 1", "valid", change_record(lambda r, _: r.update(actual_api_calls=1)),
+     "run.json 的 actual_api_calls 是 1：本任务不调用模型，只能是 0。"),
+    ("actual_api_calls false", "valid", change_record(lambda r, _: r.update(actual_api_calls=False)),
+     "run.json 的 actual_api_calls 是 False：本任务不调用模型，只能是 0。"),
+    ("status needs_review -> needs_human", "valid", change_record(lambda r, _: r.update(status="needs_human")),
+     "status 是 needs_human，但记录里没有出错的步骤与 error：状态与记录不符。"),
+    ("status failed -> running", "bad-quote", change_record(lambda r, _: r.update(status="running")),
+     "status 是 running，但记录已有 error 或 finished_at：状态被改动过。"),
+    ("steps key removed", "valid", change_record(lambda r, _: r.pop("steps")),
+     "run.json 缺少必需的字段（应为 harness-run/1 记录）。"),
+]
+
+
+class VerifyCase(WorkspaceTestCase):
+    def make_run(self, sample, name=None):
+        name = name or f"{sample}-1"
+        harness.run_harness(self.root, name, sample)
+        return self.root / "runs" / name
+
+    def verdict(self, run_dir):
+        """verify_run() and main() in-process agree; returns verify_run()'s result."""
+        result = verify_harness.verify_run(run_dir)
+        code, out, err = run_main(verify_harness.main, str(run_dir))
+        line = json.loads(out)
+        self.assertEqual(code, 0 if result["result"] == "pass" else 1)
+        self.assertEqual((line["result"], line["status"]), (result["result"], result["status"]))
+        self.assertEqual(len(out.splitlines()), 1)
+        return result
+
+    def assert_fails(self, run_dir, problem, changed_files=()):
+        result = self.verdict(run_dir)
+        self.assertEqual(result["result"], "fail", result)
+        self.assertTrue(any(problem in p for p in result["problems"]), (problem, result["problems"]))
+        self.assertEqual(result["changed_files"], list(changed_files))
+        return result
+
+
+class PassTest(VerifyCase):
+    def test_three_sample_runs_pass_through_the_cli(self):
+        for sample, status in (("valid", "needs_review"), ("bad-quote", "failed"), ("semantic", "needs_review")):
+            with self.subTest(sample):
+                run_dir = self.make_run(sample)
+                # one given as an absolute path: the workspace is found from the run folder
+                target = run_dir if sample == "semantic" else f"runs/{run_dir.name}"
+                code, out, err = self.run_cli("verify_harness.py", target)
+                self.assertEqual(code, 0, err)
+                self.assertEqual(self.assertOneJsonLine(out),
+                                 {"result": "pass", "run": run_dir.name, "status": status})
+                self.assertIn("核对通过", err)
+                self.assertNoTraceback(err)
+
+    def test_verify_run_result_shape(self):
+        result = self.verdict(self.make_run("bad-quote"))
+        self.assertEqual(result, {"result": "pass", "run": "bad-quote-1", "status": "failed",
+                                  "problems": [], "changed_files": []})
+
+    def test_run_json_resaved_with_bom_and_crlf_still_passes(self):
+        run_dir = self.make_run("valid")
+        path = run_dir / "run.json"
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes().replace(b"\n", b"\r\n"))
+        self.assertEqual(self.verdict(run_dir)["result"], "pass")
+
+
+class TamperTest(VerifyCase):
+    def test_each_tampered_run_fails(self):
+        for number, (label, sample, tamper, problem) in enumerate(TAMPERS, 1):
+            with self.subTest(label):
+                run_dir = self.make_run(sample, f"tampered-{number:02}")
+                run_dir = tamper(run_dir) or run_dir
+                self.assert_fails(run_dir, problem)
+
+    def test_recorded_fingerprint_edited(self):
+        run_dir = self.make_run("valid")
+        change_record(lambda r, _: r["context"]["entries"].update({"AGENTS.md": "0" * 64}))(run_dir)
+        self.assert_fails(run_dir, "请找到与记录对应的版本再核对",
+                          ["run.json 的 context.fingerprint（与逐文件哈希不符）"])
+
+
+class ChangedFilesTest(VerifyCase):
+    def test_changed_watched_file_is_named(self):
+        for sample in ("valid", "bad-quote"):
+            with self.subTest(sample):
+                run_dir = self.make_run(sample)
+                agents = self.root / "AGENTS.md"
+                agents.write_bytes(agents.read_bytes() + f"# 改动 {sample}\n".encode())
+                result = self.assert_fails(run_dir, "这些文件在运行之后变了：AGENTS.md。", ["AGENTS.md"])
+                self.assertEqual(len(result["problems"]), 1)
+
+    def test_changed_note_is_named_and_the_artifact_rechecked(self):
+        run_dir = self.make_run("valid")
+        note = self.root / "project" / "notes" / "A03.md"
+        note.write_bytes(note.read_bytes() + "\n新增的一段。\n".encode())
+        result = self.assert_fails(run_dir, "project/notes/A03.md", ["project/notes/A03.md"])
+        self.assertIn("笔记 A03 已与导出时不同（或已不存在）：引文需要按现在的笔记重新核对。", result["problems"])
+
+    def test_crlf_conversion_is_not_a_change(self):
+        run_dir = self.make_run("valid")
+        for rel in ("AGENTS.md", "harness.py", "samples/semantic.json"):
+            path = self.root / rel
+            path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+        self.assertEqual(self.verdict(run_dir)["result"], "pass")
+
+    # regression test for B2 in /work/team/bugs-base.md
+    def test_note_no_longer_utf8_fails_instead_of_crashing(self):
+        run_dir = self.make_run("valid")
+        note = self.root / "project" / "notes" / "A01.md"
+        note.write_bytes(note.read_bytes() + b"\xff\xfe\n")
+        try:
+            result = verify_harness.verify_run(run_dir)
+        except UnicodeDecodeError as exc:
+            self.fail(f"verify_run raised {type(exc).__name__}")
+        self.assertEqual((result["result"], result["changed_files"]), ("fail", ["project/notes/A01.md"]))
+
+
+class NeedsHumanTest(VerifyCase):
+    def test_needs_human_run(self):
+        with mock.patch.object(export_review, "render_review", side_effect=RuntimeError("渲染失败")):
+            run_dir = self.make_run("valid")
+        result = self.verdict(run_dir)
+        self.assertEqual((result["result"], result["status"]), ("needs_human", "needs_human"))
+        self.assertIn("RuntimeError：渲染失败", result["problems"][0])
+        code, out, err = self.run_cli("verify_harness.py", f"runs/{run_dir.name}")
+        self.assertEqual(code, 1)
+        self.assertEqual(self.assertOneJsonLine(out)["result"], "needs_human")
+        self.assertIn("需要人工核查", err)
+        self.assertNoTraceback(err)
+
+    def test_running_record(self):
+        with mock.patch.object(export_review, "export_candidate", side_effect=KeyboardInterrupt):
+            with self.assertRaises(KeyboardInterrupt):
+                self.make_run("valid", "cut")
+        result = self.verdict(self.root / "runs" / "cut")
+        self.assertEqual((result["result"], result["status"]), ("needs_human", "running"))
+        self.assertIn("仍是 running", result["problems"][0])
+
+
+class CliTest(VerifyCase):
+    def test_tampered_runs_exit_1_without_traceback(self):
+        edited = self.make_run("valid")
+        review = edited / "artifact" / "review.md"
+        review.write_bytes(review.read_bytes() + b" ")
+        broken = self.make_run("bad-quote")
+        (broken / "run.json").write_text("{\"schema\": ", encoding="utf-8")
+        for run_dir in (edited, broken):
+            with self.subTest(run_dir.name):
+                code, out, err = self.run_cli("verify_harness.py", f"runs/{run_dir.name}")
+                self.assertEqual(code, 1)
+                line = self.assertOneJsonLine(out)
+                self.assertEqual(list(line), ["result", "run", "status", "problems", "changed_files"])
+                self.assertEqual(line["result"], "fail")
+                self.assertIn("核对失败", err)
+                self.assertIn("问题：", err)
+                self.assertNoTraceback(err)
+
+    def test_not_a_directory_exits_2(self):
+        run_dir = self.make_run("valid")
+        for target in (self.root / "runs" / "nothing", run_dir / "run.json"):
+            with self.subTest(target=target.name):
+                code, out, err = run_main(verify_harness.main, str(target))
+                self.assertEqual((code, out), (2, ""))
+                self.assertIn("找不到运行目录", err)
+        code, out, err = self.run_cli("verify_harness.py", "runs/nothing")
+        self.assertEqual(code, 2)
+        self.assertIn("找不到运行目录 runs/nothing", err)
+        self.assertNoTraceback(err)
+
+    # regression test for B5 in /work/team/bugs-base.md
+    def test_failed_run_with_deleted_input_copy_fails_instead_of_crashing(self):
+        run_dir = self.make_run("bad-quote")
+        (run_dir / "input" / "candidate.json").unlink()
+        try:
+            result = verify_harness.verify_run(run_dir)
+        except OSError as exc:
+            self.fail(f"verify_run raised {type(exc).__name__}: {exc}")
+        self.assertEqual(result["result"], "fail")
+        self.assertIn("输入副本 input/candidate.json 的哈希与记录不符：输入被改动或删除了。", result["problems"])
+
+    # regression test for B6 in /work/team/bugs-base.md
+    def test_run_given_as_dot_from_inside_its_folder_passes(self):
+        run_dir = self.make_run("valid")
+        self.addCleanup(os.chdir, os.getcwd())
+        os.chdir(run_dir)
+        result = verify_harness.verify_run(Path("."))
+        self.assertEqual((result["result"], result["run"], result["problems"]), ("pass", "valid-1", []))
+
+
+if __name__ == "__main__":
+    unittest.main()
