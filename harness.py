@@ -11,6 +11,7 @@ One run, no retry: an error stops it. `run_harness()` is the public function oth
 call in-process; this file knows nothing of what calls it.
 """
 import hashlib
+import os
 import sys
 import time
 from pathlib import Path
@@ -51,7 +52,8 @@ def name_problem(name, max_len=64):
 def file_sha256(path):
     """sha256 of the file's bytes with CRLF -> LF (a Windows checkout hashes the same)."""
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as file:  # plain open: this runs for every watched file of every check
+            data = file.read()
     except OSError:  # absent, a folder, or locked: there is no file content to vouch for
         return "missing"
     return hashlib.sha256(data.replace(b"\r\n", b"\n")).hexdigest()
@@ -59,11 +61,10 @@ def file_sha256(path):
 
 def fingerprint(root, files=WATCHED_FILES, cache=None):
     """Per-file and combined fingerprint; CACHE (a dict) lets many checks hash each file once."""
-    root = Path(root)
     cache = {} if cache is None else cache
     entries = {}
     for rel in sorted(files):
-        path = str(root / rel)
+        path = os.path.join(root, rel)
         if path not in cache:
             cache[path] = file_sha256(path)
         entries[rel] = cache[path]
@@ -76,11 +77,12 @@ def now_iso():
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def run_harness(root, name, sample):
+def run_harness(root, name, sample, cache=None):
     """Runs one export of SAMPLE in a fresh ROOT/runs/NAME/ and returns its run.json record.
 
     ValueError for a bad name or sample (nothing created); FileExistsError when runs/NAME
     exists (nothing touched). A KeyboardInterrupt propagates and leaves run.json `running`.
+    CACHE: file hashes a caller has just read, reused for the context fingerprint.
     """
     problem = name_problem(name) or (None if sample in SAMPLES else
                                      f"未知样例「{sample}」：可选 {', '.join(SAMPLES)}。")
@@ -89,7 +91,7 @@ def run_harness(root, name, sample):
     root = Path(root)
     source = root / "samples" / f"{sample}.json"
     data = source.read_bytes().replace(b"\r\n", b"\n")
-    context = fingerprint(root)
+    context = fingerprint(root, cache=cache)
     run_dir = root / "runs" / name
     run_dir.parent.mkdir(exist_ok=True)
     run_dir.mkdir()

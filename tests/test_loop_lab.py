@@ -1,0 +1,501 @@
+"""Tests of loop_lab.py: the lesson's six cases end to end, names, arguments, faults, records.
+
+The six cases run as subprocesses in a copy of the workspace and are compared with the lines
+the lesson prints. Faults (a mid-run time stop, interrupts, unexpected exceptions, a taken child
+name, changed files, a record that cannot be written) are injected in-process through
+`run_loop`'s clock / run_child / check_child parameters or by patching, never by waiting.
+Copying the workspace is the slow part of a test here, so each class shares one copy: every test
+uses loop names of its own and puts back any shared file it changes.
+"""
+import contextlib
+import io
+import json
+from unittest import mock
+
+import export_review
+import harness
+import loop_lab
+import verify_loop
+from tests.support import WorkspaceTestCase
+
+LESSON_CASES = (
+    (("--run", "repair-01", "--scenario", "repair"),
+     '{"status": "needs_review", "reason": "mechanical_pass", "semantic_review": "pending", "attempts": 2, "actual_api_calls": 0}',
+     0, ["repair-01-01", "repair-01-02"]),
+    (("--run", "stuck-01", "--scenario", "stuck"),
+     '{"status": "stalled", "reason": "repeated_failure", "semantic_review": "pending", "attempts": 2, "actual_api_calls": 0}',
+     1, ["stuck-01-01", "stuck-01-02"]),
+    (("--run", "budget-01", "--scenario", "repair", "--max-attempts", "1"),
+     '{"status": "budget_exhausted", "reason": "attempt_budget", "semantic_review": "pending", "attempts": 1, "actual_api_calls": 0}',
+     1, ["budget-01-01"]),
+    (("--run", "time-01", "--scenario", "repair", "--max-seconds", "0"),
+     '{"status": "budget_exhausted", "reason": "time_budget", "semantic_review": "pending", "attempts": 0, "actual_api_calls": 0}',
+     1, []),
+    (("--run", "semantic-01", "--scenario", "semantic"),
+     '{"status": "needs_review", "reason": "mechanical_pass", "semantic_review": "pending", "attempts": 1, "actual_api_calls": 0}',
+     0, ["semantic-01-01"]),
+    (("--run", "permission-01", "--scenario", "permission"),
+     '{"status": "needs_human", "reason": "permission_boundary", "semantic_review": "pending", "attempts": 0, "actual_api_calls": 0}',
+     1, []),
+)
+QUOTE_ERROR = "第 1 张卡：引文不在对应笔记原文中。"
+
+
+def fake_clock(*readings):
+    """A clock that returns READINGS in turn, then keeps returning the last one."""
+    values = list(readings)
+    return lambda: values.pop(0) if len(values) > 1 else values[0]
+
+
+class SharedWorkspaceTestCase(WorkspaceTestCase):
+    """One copy of the workspace for the whole class (see the module docstring)."""
+
+    @classmethod
+    def setUpClass(cls):
+        holder = WorkspaceTestCase("setUp")  # borrows the helper's copying and clean-up
+        holder.setUp()
+        cls.addClassCleanup(holder.doCleanups)
+        cls.root = holder.root
+
+    def setUp(self):
+        pass  # the class's copy is used as it is
+
+    def keep(self, *paths):
+        """Puts PATHS back as they are now when the test ends."""
+        for path in paths:
+            self.addCleanup(path.write_bytes, path.read_bytes())
+
+    def folders(self, parent):
+        folder = self.root / parent
+        return sorted(p.name for p in folder.iterdir()) if folder.exists() else []
+
+
+class LoopTestCase(SharedWorkspaceTestCase):
+    def loop(self, name, scenario, **options):
+        """run_loop in-process; what it says on stderr is kept in self.said."""
+        with contextlib.redirect_stderr(io.StringIO()) as said:
+            try:
+                return loop_lab.run_loop(self.root, name, scenario, **options)
+            finally:
+                self.said = said.getvalue()
+
+    def read_record(self, name):
+        return json.loads((self.root / "loop-runs" / name / "loop.json").read_text(encoding="utf-8"))
+
+    def child_names(self, loop_name):
+        """The run folders named LOOP_NAME-NN."""
+        return [name for name in self.folders("runs") if name[:-3] == loop_name and name[-3] == "-"]
+
+    def verdict(self, name):
+        return verify_loop.verify_loop(self.root / "loop-runs" / name)
+
+
+class LessonCasesTest(LoopTestCase):
+    def test_six_cases_print_the_lessons_lines_and_exit_codes(self):
+        for args, line, code, children in LESSON_CASES:
+            with self.subTest(args=args):
+                exit_code, stdout, stderr = self.run_cli("loop_lab.py", *args)
+                self.assertNoTraceback(stderr)
+                self.assertEqual(stdout, line + "\n")
+                self.assertEqual(exit_code, code)
+                name = args[1]
+                self.assertEqual(self.child_names(name), children)
+                self.assertEqual(self.read_record(name)["status"], json.loads(line)["status"])
+
+    def test_verifier_passes_the_repair_run_with_the_lessons_line(self):
+        self.run_cli("loop_lab.py", "--run", "repair-02", "--scenario", "repair")
+        code, stdout, stderr = self.run_cli("verify_loop.py", "loop-runs/repair-02")
+        self.assertEqual(stdout, '{"result": "pass", "status": "needs_review", "attempts": 2, "semantic_review": "pending"}\n')
+        self.assertEqual(code, 0)
+        self.assertNoTraceback(stderr)
+
+    def test_progress_one_line_per_round_in_chinese_on_stderr(self):
+        code, stdout, stderr = self.run_cli("loop_lab.py", "--run", "stuck-02", "--scenario", "stuck")
+        rounds = [line for line in stderr.splitlines() if line.startswith("[第 ")]
+        self.assertEqual(len(rounds), 2)
+        self.assertIn("尝试 1/3", rounds[0])
+        self.assertIn("bad-quote", rounds[0])
+        self.assertIn("runs/stuck-02-01", rounds[0])
+        self.assertIn("failed", rounds[0])
+        self.assertIn(QUOTE_ERROR, rounds[0])
+        self.assertIn("runs/stuck-02-02", rounds[1])
+        self.assertIn("需要你决定", stderr)
+
+    def test_budget_stop_round_has_its_own_progress_line(self):
+        code, stdout, stderr = self.run_cli("loop_lab.py", "--run", "b", "--scenario", "repair", "--max-attempts", "1")
+        rounds = [line for line in stderr.splitlines() if line.startswith("[第 ")]
+        self.assertEqual(len(rounds), 2)
+        self.assertIn("attempt_budget", rounds[1])
+
+    def test_help_lists_the_exit_codes(self):
+        code, stdout, stderr = self.run_cli("loop_lab.py", "--help")
+        self.assertEqual(code, 0)
+        for text in ("0 needs_review", "1 stalled", "2 参数错误", "130"):
+            self.assertIn(text, stdout)
+
+
+class RecordTest(LoopTestCase):
+    def test_repair_record_holds_the_attempts_and_their_evidence(self):
+        record, code = self.loop("r", "repair")
+        self.assertEqual(code, 0)
+        on_disk = self.read_record("r")
+        self.assertEqual(on_disk, record)
+        self.assertEqual(list(on_disk)[:13], [
+            "schema", "run", "scenario", "budget", "status", "reason", "error_type", "semantic_review",
+            "actual_api_calls", "context", "attempts", "blocked_proposal", "handoff"])
+        self.assertEqual(on_disk["schema"], "loop-run/1")
+        self.assertEqual(on_disk["budget"], {"max_attempts": 3, "max_seconds": 30})
+        self.assertEqual(on_disk["context"]["files"], 16)
+        self.assertIn("loop_lab.py", on_disk["context"]["entries"])
+        self.assertIn("docs/loop/TASK.md", on_disk["context"]["entries"])
+        first, second = on_disk["attempts"]
+        self.assertEqual(first["candidate"]["sample"], "bad-quote")
+        self.assertEqual(first["candidate"]["sha256"], harness.file_sha256(self.root / "samples" / "bad-quote.json"))
+        self.assertEqual(first["child_run"], "runs/r-01")
+        self.assertEqual((first["state"], first["status"]), ("done", "failed"))
+        self.assertEqual(first["feedback"], {"error_type": "ValidationError", "message": QUOTE_ERROR})
+        self.assertEqual((second["candidate"]["sample"], second["status"], second["feedback"]),
+                         ("valid", "needs_review", None))
+        self.assertIsNone(on_disk["blocked_proposal"])
+        self.assertIsNone(on_disk["handoff"])
+        self.assertIsNotNone(on_disk["finished_at"])
+        self.assertFalse((self.root / "loop-runs" / "r" / "loop.json.tmp").exists())
+
+    def test_record_written_at_start_before_each_attempt_and_at_the_end(self):
+        # SPEC §5: at start, before and after every attempt, and at the end
+        snapshots = []
+        real_write = loop_lab.write_json_atomic
+
+        def spy(path, record):
+            snapshots.append((record["status"], [(a["attempt"], a["state"]) for a in record["attempts"]]))
+            real_write(path, record)
+
+        with mock.patch.object(loop_lab, "write_json_atomic", spy):
+            self.loop("order", "repair")
+        self.assertEqual(snapshots, [
+            ("running", []),
+            ("running", [(1, "running")]),
+            ("running", [(1, "done")]),
+            ("running", [(1, "done"), (2, "running")]),
+            ("running", [(1, "done"), (2, "done")]),
+            ("needs_review", [(1, "done"), (2, "done")]),
+        ])
+
+    def test_permission_records_the_blocked_publish_and_a_concrete_handoff(self):
+        record, code = self.loop("p", "permission")
+        self.assertEqual(code, 1)
+        self.assertEqual(record["blocked_proposal"]["action"], "publish")
+        self.assertIn("target", record["blocked_proposal"])
+        self.assertIn("reason", record["blocked_proposal"])
+        handoff = record["handoff"]
+        self.assertEqual(sorted(handoff), ["decide", "done", "inspect", "stopped_at"])
+        self.assertIn("尚未导出", handoff["stopped_at"])
+        self.assertIn("loop-runs/p/loop.json", handoff["inspect"])
+        self.assertEqual(self.child_names("p"), [])
+
+    def test_stalled_handoff_names_the_children_and_the_sample(self):
+        record, code = self.loop("s", "stuck")
+        self.assertEqual((record["status"], code), ("stalled", 1))
+        self.assertEqual(record["handoff"]["inspect"], [
+            "loop-runs/s/loop.json", "runs/s-01/run.json", "runs/s-02/run.json", "samples/bad-quote.json"])
+
+    def test_fractional_time_budget_is_recorded_as_given(self):
+        record, code = self.loop("f", "semantic", max_seconds=2.5, max_attempts=1)
+        self.assertEqual(record["budget"], {"max_attempts": 1, "max_seconds": 2.5})
+        self.assertEqual(record["status"], "needs_review")
+
+
+class StallRuleTest(LoopTestCase):
+    """The stall rule with scripted children: what counts as 'the same failure'."""
+
+    def scripted(self, proposals, errors):
+        def choose(feedback):
+            return {"action": "export", "sample": proposals[len(feedback)]}
+
+        def run_child(root, name, sample, cache=None):
+            error = errors[int(name[-2:]) - 1]
+            return {"status": "failed", "error": {"type": "ValidationError", "message": error}}
+        return choose, run_child
+
+    def run_scripted(self, name, proposals, errors, max_attempts=5):
+        choose, run_child = self.scripted(proposals, errors)
+        with mock.patch.dict(loop_lab.CHOOSERS, {"stuck": choose}):
+            return self.loop(name, "stuck", max_attempts=max_attempts, run_child=run_child,
+                             check_child=lambda path, cache=None: {"result": "pass", "problems": []})
+
+    def test_a_repeat_at_any_earlier_attempt_is_a_stall(self):
+        record, code = self.run_scripted("any", ["bad-quote", "semantic", "bad-quote"], ["错误 A", "错误 B", "错误 A"])
+        self.assertEqual((record["status"], record["reason"], len(record["attempts"]), code),
+                         ("stalled", "repeated_failure", 3, 1))
+
+    def test_same_candidate_with_another_message_is_not_a_stall(self):
+        record, code = self.run_scripted("other", ["bad-quote"] * 3, ["错误 A", "错误 B", "错误 C"], max_attempts=3)
+        self.assertEqual((record["status"], record["reason"]), ("budget_exhausted", "attempt_budget"))
+
+
+class UsedNameTest(LoopTestCase):
+    def test_existing_loop_folder_exits_2_and_keeps_the_old_record(self):
+        self.run_cli("loop_lab.py", "--run", "repair-01", "--scenario", "repair")
+        before = (self.root / "loop-runs" / "repair-01" / "loop.json").read_bytes()
+        code, stdout, stderr = self.run_cli("loop_lab.py", "--run", "repair-01", "--scenario", "stuck")
+        self.assertEqual((code, stdout), (2, ""))
+        self.assertIn("loop-runs/repair-01 已存在", stderr)
+        self.assertIn("python3 loop_lab.py --run repair-02 --scenario stuck", stderr)
+        self.assertNoTraceback(stderr)
+        self.assertEqual((self.root / "loop-runs" / "repair-01" / "loop.json").read_bytes(), before)
+        self.assertEqual(self.child_names("repair-01"), ["repair-01-01", "repair-01-02"])
+
+    def test_any_child_folder_with_the_name_is_a_used_name(self):
+        (self.root / "runs" / "mine-07").mkdir(parents=True)
+        code, stdout, stderr = self.run_cli("loop_lab.py", "--run", "mine", "--scenario", "repair")
+        self.assertEqual((code, stdout), (2, ""))
+        self.assertIn("runs/mine-07 已存在", stderr)
+        self.assertFalse((self.root / "loop-runs" / "mine").exists())
+        self.assertEqual(self.child_names("mine"), ["mine-07"])
+
+    def test_a_longer_name_sharing_the_prefix_is_not_used(self):
+        (self.root / "runs" / "a-01-01").mkdir(parents=True)
+        record, code = self.loop("a", "semantic")
+        self.assertEqual((record["status"], code), ("needs_review", 0))
+
+    def test_in_process_refusal_creates_nothing(self):
+        (self.root / "loop-runs" / "old").mkdir(parents=True)
+        with self.assertRaises(FileExistsError):
+            self.loop("old", "repair")
+        self.assertEqual(list((self.root / "loop-runs" / "old").iterdir()), [])
+        self.assertEqual(self.child_names("old"), [])
+
+
+class ArgumentTest(LoopTestCase):
+    BAD = (
+        (("--run", "", "--scenario", "repair"), "长度"),
+        (("--run", ".hidden", "--scenario", "repair"), "不能以点或连字符开头"),
+        (("--run", "-dash", "--scenario", "repair"), "--run"),
+        (("--run", "end.", "--scenario", "repair"), "不能以点结尾"),
+        (("--run", "a..b", "--scenario", "repair"), ".."),
+        (("--run", "a/b", "--scenario", "repair"), "不允许的字符"),
+        (("--run", "名字", "--scenario", "repair"), "不允许的字符"),
+        (("--run", "CON", "--scenario", "repair"), "Windows 设备名"),
+        (("--run", "lpt9.txt", "--scenario", "repair"), "Windows 设备名"),
+        (("--run", "x" * 62, "--scenario", "repair"), "1-61"),
+        (("--run", "x", "--scenario", "deploy"), "--scenario"),
+        (("--run", "x"), "--scenario"),
+        (("--scenario", "repair"), "--run"),
+        (("--run", "x", "--scenario", "repair", "--max-attempts", "0"), "--max-attempts"),
+        (("--run", "x", "--scenario", "repair", "--max-attempts", "6"), "--max-attempts"),
+        (("--run", "x", "--scenario", "repair", "--max-attempts", "2.5"), "--max-attempts"),
+        (("--run", "x", "--scenario", "repair", "--max-seconds", "-1"), "--max-seconds"),
+        (("--run", "x", "--scenario", "repair", "--max-seconds", "300.5"), "--max-seconds"),
+        (("--run", "x", "--scenario", "repair", "--max-seconds", "nan"), "--max-seconds"),
+        (("--run", "x", "--scenario", "repair", "--max-seconds", "soon"), "--max-seconds"),
+        (("--run", "x", "--scenario", "repair", "--verbose"), "--verbose"),
+    )
+
+    def main(self, *args):
+        """loop_lab.main in-process on the copy: (exit code, stdout, stderr)."""
+        out, err = io.StringIO(), io.StringIO()
+        with mock.patch.object(loop_lab, "ROOT", self.root), contextlib.redirect_stdout(out), \
+                contextlib.redirect_stderr(err):
+            try:
+                code = loop_lab.main(list(args))
+            except SystemExit as exc:
+                code = exc.code
+        return code, out.getvalue(), err.getvalue()
+
+    def test_bad_arguments_exit_2_in_chinese_and_create_nothing(self):
+        before = (self.folders("loop-runs"), self.folders("runs"))
+        for args, named in self.BAD:
+            with self.subTest(args=args):
+                code, stdout, stderr = self.main(*args)
+                self.assertEqual((code, stdout), (2, ""))
+                self.assertIn(named, stderr)
+                self.assertIn("参数", stderr)
+                self.assertEqual((self.folders("loop-runs"), self.folders("runs")), before)
+
+    def test_bad_arguments_on_the_command_line(self):
+        for args, named in (self.BAD[3], self.BAD[-3]):
+            with self.subTest(args=args):
+                code, stdout, stderr = self.run_cli("loop_lab.py", *args)
+                self.assertEqual((code, stdout), (2, ""))
+                self.assertIn(named, stderr)
+                self.assertNoTraceback(stderr)
+                self.assertFalse((self.root / "loop-runs" / args[1]).exists())
+
+    def test_budget_edges_are_accepted(self):
+        name61 = "n" * 61
+        record, code = self.loop(name61, "semantic", max_attempts=5, max_seconds=300)
+        self.assertEqual((record["status"], code), ("needs_review", 0))
+        self.assertTrue((self.root / "runs" / (name61 + "-01")).is_dir())
+
+    def test_in_process_bad_values_raise_value_error(self):
+        for options in ({"max_attempts": True}, {"max_attempts": 3.0}, {"max_seconds": float("inf")},
+                        {"max_seconds": "30"}):
+            with self.subTest(options=options), self.assertRaises(ValueError):
+                self.loop("v", "repair", **options)
+        self.assertFalse((self.root / "loop-runs" / "v").exists())
+
+
+class FaultTest(LoopTestCase):
+    def assertValidInterruptedRecord(self, name, record, code):
+        self.assertEqual(code, 130)
+        on_disk = self.read_record(name)
+        self.assertEqual(on_disk, record)
+        self.assertEqual((on_disk["status"], on_disk["reason"]), ("interrupted", "keyboard_interrupt"))
+        self.assertEqual(on_disk["attempts"][-1]["state"], "unknown")
+        self.assertIn("runs/" + name + "-01/", on_disk["handoff"]["inspect"])
+        self.assertEqual(self.verdict(name)["result"], "needs_human")
+
+    def test_fake_clock_exhausts_a_nonzero_time_budget_mid_run(self):
+        record, code = self.loop("t", "repair", max_seconds=30, clock=fake_clock(0, 0, 31))
+        self.assertEqual(code, 1)
+        self.assertEqual((record["status"], record["reason"], len(record["attempts"])),
+                         ("budget_exhausted", "time_budget", 1))
+        self.assertEqual(record["elapsed_seconds"], 31)
+        self.assertEqual(self.child_names("t"), ["t-01"])
+        verdict = self.verdict("t")
+        self.assertEqual(verdict["result"], "needs_human")
+        self.assertIn("elapsed_seconds", " ".join(verdict["problems"]))
+
+    def test_an_attempt_that_began_inside_the_budget_is_judged_normally(self):
+        # the attempt's own run takes the clock past the budget; the next round never starts
+        record, code = self.loop("late", "semantic", max_seconds=30, clock=fake_clock(0, 29.9, 45))
+        self.assertEqual((record["status"], code), ("needs_review", 0))
+
+    def test_interrupt_before_a_child_run(self):
+        def run_child(root, name, sample, cache=None):
+            raise KeyboardInterrupt
+
+        record, code = self.loop("i-before", "repair", run_child=run_child)
+        self.assertValidInterruptedRecord("i-before", record, code)
+        self.assertEqual(self.child_names("i-before"), [])
+
+    def test_interrupt_during_export(self):
+        with mock.patch.object(export_review, "export_candidate", side_effect=KeyboardInterrupt):
+            record, code = self.loop("i-export", "repair")
+        self.assertValidInterruptedRecord("i-export", record, code)
+        child = json.loads((self.root / "runs" / "i-export-01" / "run.json").read_text(encoding="utf-8"))
+        self.assertEqual(child["status"], "running")
+
+    def test_interrupt_after_a_child_run_before_the_record_is_updated(self):
+        def check_child(path, cache=None):
+            raise KeyboardInterrupt
+
+        record, code = self.loop("i-after", "repair", check_child=check_child)
+        self.assertValidInterruptedRecord("i-after", record, code)
+        self.assertIsNone(record["attempts"][0]["status"])
+        child = json.loads((self.root / "runs" / "i-after-01" / "run.json").read_text(encoding="utf-8"))
+        self.assertEqual(child["status"], "failed")
+
+    def test_interrupt_in_a_subprocess_exits_130_with_one_line(self):
+        # a sitecustomize-free way to inject Ctrl-C: a tiny driver script in the copy
+        driver = self.root / "interrupt_driver.py"
+        driver.write_text(
+            "import sys, export_review, loop_lab\n"
+            "def stop(*args, **kwargs):\n    raise KeyboardInterrupt\n"
+            "export_review.export_candidate = stop\n"
+            "sys.exit(loop_lab.main(sys.argv[1:]))\n", encoding="utf-8")
+        code, stdout, stderr = self.run_cli("interrupt_driver.py", "--run", "ctrl-c", "--scenario", "repair")
+        self.assertEqual(code, 130)
+        self.assertEqual(stdout, '{"status": "interrupted", "reason": "keyboard_interrupt", '
+                                 '"semantic_review": "pending", "attempts": 1, "actual_api_calls": 0}\n')
+        self.assertIn("不能认定这次动作没做", stderr)
+        self.assertNoTraceback(stderr)
+
+    def test_unexpected_exception_in_the_runner(self):
+        def run_child(root, name, sample, cache=None):
+            raise RuntimeError("磁盘出错")
+
+        record, code = self.loop("u-runner", "repair", run_child=run_child)
+        self.assertEqual(code, 1)
+        self.assertEqual((record["status"], record["reason"], record["error_type"]),
+                         ("needs_human", "unexpected_error", "RuntimeError"))
+        self.assertEqual(record["attempts"][0]["state"], "unknown")
+        self.assertIn("磁盘出错", record["handoff"]["stopped_at"])
+        self.assertIn("意外情况（RuntimeError）", self.said)
+        self.assertEqual(self.read_record("u-runner"), record)
+        self.assertEqual(self.verdict("u-runner")["result"], "needs_human")
+
+    def test_unexpected_exception_during_export(self):
+        with mock.patch.object(export_review, "export_candidate", side_effect=RuntimeError("坏了")):
+            record, code = self.loop("u-export", "repair")
+        self.assertEqual(code, 1)
+        self.assertEqual((record["status"], record["reason"], record["error_type"]),
+                         ("needs_human", "unexpected_error", "RuntimeError"))
+        self.assertEqual((record["attempts"][0]["state"], record["attempts"][0]["status"]), ("done", "needs_human"))
+        self.assertEqual(self.verdict("u-export")["result"], "needs_human")
+
+    def test_a_child_name_taken_mid_run_stops_and_is_not_counted(self):
+        def run_child(root, name, sample, cache=None):
+            result = harness.run_harness(root, name, sample)
+            (root / "runs" / "k-02").mkdir()  # someone else takes the next name
+            return result
+
+        record, code = self.loop("k", "repair", run_child=run_child)
+        self.assertEqual(code, 1)
+        self.assertEqual((record["status"], record["reason"], record["error_type"]),
+                         ("needs_human", "unexpected_error", "FileExistsError"))
+        self.assertEqual(len(record["attempts"]), 1)
+        self.assertIn("runs/k-02", record["handoff"]["inspect"])
+        self.assertEqual(self.read_record("k"), record)
+        verdict = self.verdict("k")
+        self.assertEqual(verdict["result"], "needs_human")
+        self.assertIn("runs/k-02", " ".join(verdict["problems"]))
+
+    def test_files_changed_after_the_start_stop_the_loop(self):
+        self.keep(self.root / "AGENTS.md")
+
+        def run_child(root, name, sample, cache=None):
+            result = harness.run_harness(root, name, sample)
+            with open(root / "AGENTS.md", "a", encoding="utf-8") as handle:
+                handle.write("\n改动\n")
+            return result
+
+        record, code = self.loop("c", "repair", run_child=run_child)
+        self.assertEqual(code, 1)
+        self.assertEqual((record["status"], record["error_type"]), ("needs_human", "ContextChanged"))
+        self.assertIn("AGENTS.md", record["handoff"]["inspect"])
+        self.assertEqual(len(record["attempts"]), 1)
+        verdict = self.verdict("c")
+        self.assertEqual(verdict["result"], "fail")  # the files no longer match the record
+        self.assertIn("AGENTS.md", " ".join(verdict["problems"]))
+
+    def test_files_changed_before_an_attempt_stop_it_from_running(self):
+        self.keep(self.root / "samples" / "valid.json")
+
+        def clock():
+            target = self.root / "samples" / "valid.json"  # changed while the loop decides
+            if (self.root / "runs" / "v-01").exists() and b"edited" not in target.read_bytes():
+                target.write_bytes(target.read_bytes() + b"\n edited")
+            return 0
+
+        record, code = self.loop("v", "repair", clock=clock)
+        self.assertEqual((record["status"], record["error_type"], code), ("needs_human", "ContextChanged", 1))
+        self.assertEqual(len(record["attempts"]), 1)
+        self.assertEqual(self.child_names("v"), ["v-01"])
+
+    def test_inconsistent_child_evidence_stops_the_loop(self):
+        record, code = self.loop("e", "repair",
+                                 check_child=lambda path, cache=None: {"result": "fail", "problems": ["产物被改动了"]})
+        self.assertEqual((record["status"], record["error_type"], code), ("needs_human", "EvidenceMismatch", 1))
+
+    def test_a_record_that_cannot_be_written_keeps_the_last_good_one(self):
+        real_write, calls = loop_lab.write_json_atomic, []
+
+        def failing(path, record):
+            calls.append(record["status"])
+            if len(calls) == 3:  # the write before attempt 2
+                raise PermissionError("denied")
+            real_write(path, record)
+
+        with mock.patch.object(loop_lab, "write_json_atomic", failing):
+            record, code = self.loop("w", "repair")
+        self.assertEqual(code, 1)
+        self.assertEqual((record["status"], record["reason"], record["error_type"]),
+                         ("needs_human", "unexpected_error", "PermissionError"))
+        on_disk = self.read_record("w")
+        self.assertEqual(on_disk["status"], "running")
+        self.assertEqual(on_disk["attempts"][0]["state"], "running")
+        self.assertEqual(len(calls), 3)
+        self.assertEqual(self.child_names("w"), ["w-01"])  # nothing runs once the record cannot be kept
+        self.assertIn("无法写入 loop-runs/w/loop.json", self.said)
+        self.assertFalse((self.root / "loop-runs" / "w" / "loop.json.tmp").exists())

@@ -1,0 +1,393 @@
+"""Tests of verify_loop.py: honest runs pass, every forgery fails, undecidable runs need a person.
+
+Loop runs are made in-process in a copy of the workspace (one copy per class, see
+test_loop_lab.SharedWorkspaceTestCase), then their records or evidence are changed the way a
+forger (or an accident) would, and the verifier is asked again. A forged record is put back
+after its test; a test that damages evidence makes loop runs of its own. The command line (one
+line per folder, exit codes, folders given from another directory) runs as a subprocess.
+"""
+import contextlib
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
+
+import harness
+import loop_lab
+import verify_loop
+from tests.test_loop_lab import SharedWorkspaceTestCase
+
+PASS_LINE = '{"result": "pass", "status": "needs_review", "attempts": 2, "semantic_review": "pending"}\n'
+# the class's honest runs: name -> (scenario, budgets)
+BASE_RUNS = {"r": ("repair", {}), "s": ("stuck", {}), "b": ("repair", {"max_attempts": 1}),
+             "t": ("repair", {"max_seconds": 0}), "m": ("semantic", {}), "p": ("permission", {})}
+
+
+class VerifyTestCase(SharedWorkspaceTestCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        for name, (scenario, options) in BASE_RUNS.items():
+            cls.make(name, scenario, **options)
+
+    @classmethod
+    def make(cls, name, scenario, **options):
+        with contextlib.redirect_stderr(io.StringIO()):
+            record, code = loop_lab.run_loop(cls.root, name, scenario, **options)
+        return record
+
+    def record_path(self, name):
+        return self.root / "loop-runs" / name / "loop.json"
+
+    def forge(self, name, change):
+        """Rewrites loop-runs/NAME/loop.json after CHANGE(record) edits it; put back after the test."""
+        path = self.record_path(name)
+        self.keep(path)
+        record = json.loads(path.read_text(encoding="utf-8"))
+        change(record)
+        path.write_text(json.dumps(record, ensure_ascii=False, indent=2), encoding="utf-8")
+
+    @contextlib.contextmanager
+    def forged(self, name, change):
+        """forge() for one block of a test: the record is put back when the block ends."""
+        original = self.record_path(name).read_bytes()
+        try:
+            self.forge(name, change)
+            yield
+        finally:
+            self.record_path(name).write_bytes(original)
+
+    def verdict(self, name):
+        return verify_loop.verify_loop(self.root / "loop-runs" / name)
+
+    def assertFails(self, name, *fragments):
+        verdict = self.verdict(name)
+        self.assertEqual(verdict["result"], "fail", verdict)
+        text = " ".join(verdict["problems"])
+        self.assertNotIn("无法解释", text)  # caught by a check, not by the safety net
+        for fragment in fragments:
+            self.assertIn(fragment, text)
+        return verdict
+
+
+class HonestRunsTest(VerifyTestCase):
+    def test_the_six_lesson_cases_pass(self):
+        cases = (("repair-01", "repair", {}, "needs_review", 2), ("stuck-01", "stuck", {}, "stalled", 2),
+                 ("budget-01", "repair", {"max_attempts": 1}, "budget_exhausted", 1),
+                 ("time-01", "repair", {"max_seconds": 0}, "budget_exhausted", 0),
+                 ("semantic-01", "semantic", {}, "needs_review", 1),
+                 ("permission-01", "permission", {}, "needs_human", 0))
+        for name, scenario, options, status, attempts in cases:
+            with self.subTest(name=name):
+                self.make(name, scenario, **options)
+                verdict = self.verdict(name)
+                self.assertEqual((verdict["result"], verdict["status"], verdict["attempts"], verdict["problems"]),
+                                 ("pass", status, attempts, []))
+
+    def test_budget_variants_of_the_table_pass(self):
+        for name, scenario, options in (("s1", "stuck", {"max_attempts": 1}), ("s5", "stuck", {"max_attempts": 5}),
+                                        ("p0", "permission", {"max_seconds": 0}), ("m1", "semantic", {"max_attempts": 1}),
+                                        ("r2", "repair", {"max_attempts": 2, "max_seconds": 0.5})):
+            with self.subTest(name=name):
+                self.make(name, scenario, **options)
+                self.assertEqual(self.verdict(name)["result"], "pass")
+
+    def test_loops_a_and_a_01_do_not_clash(self):
+        self.make("a", "stuck")
+        self.make("a-01", "repair")
+        self.assertEqual([name for name in self.folders("runs") if name.startswith("a-")],
+                         ["a-01", "a-01-01", "a-01-02", "a-02"])
+        self.assertEqual(self.verdict("a")["result"], "pass")
+        self.assertEqual(self.verdict("a-01")["result"], "pass")
+
+    def test_a_record_saved_with_a_bom_still_passes(self):
+        path = self.record_path("r")
+        self.keep(path)
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+        self.assertEqual(self.verdict("r")["result"], "pass")
+
+
+class ForgeryTest(VerifyTestCase):
+    """The forgeries SPEC §6 and the lesson list, and the relabellings the issue adds."""
+
+    def test_deleted_artifact(self):
+        self.make("del-art", "repair")
+        (self.root / "runs" / "del-art-02" / "artifact" / "review.md").unlink()
+        self.assertFails("del-art", "runs/del-art-02")
+
+    def test_altered_artifact(self):
+        self.make("alt-art", "repair")
+        review = self.root / "runs" / "alt-art-02" / "artifact" / "review.md"
+        review.write_text(review.read_text(encoding="utf-8") + "\n多一句。\n", encoding="utf-8")
+        self.assertFails("alt-art", "runs/alt-art-02", "review.md")
+
+    def test_deleted_child_run(self):
+        self.make("del-child", "repair")
+        shutil.rmtree(self.root / "runs" / "del-child-01")
+        self.assertFails("del-child", "runs/del-child-01 不存在")
+
+    def test_status_relabelled_complete(self):
+        self.forge("r", lambda rec: rec.update(status="complete"))
+        self.assertFails("r", "status", "complete")
+
+    def test_status_the_children_do_not_support(self):
+        self.forge("s", lambda rec: rec.update(status="needs_review", reason="mechanical_pass", handoff=None))
+        self.assertFails("s", "stalled/repeated_failure", "needs_review/mechanical_pass")
+
+    def test_stall_claimed_without_a_repeat(self):
+        self.forge("b", lambda rec: rec.update(status="stalled", reason="repeated_failure"))
+        self.assertFails("b", "stalled/repeated_failure")
+
+    def test_stall_claimed_where_the_second_attempt_passed(self):
+        self.forge("r", lambda rec: rec.update(status="stalled", reason="repeated_failure",
+                                               handoff={"stopped_at": "x", "done": [], "inspect": [], "decide": "y"}))
+        self.assertFails("r", "needs_review/mechanical_pass")
+
+    def test_attempt_removed_from_the_front(self):
+        self.forge("r", lambda rec: rec["attempts"].pop(0))
+        self.assertFails("r", "attempts 第 1 项")
+
+    def test_attempt_removed_from_the_end(self):
+
+        def drop_last(rec):
+            rec["attempts"].pop()
+            rec.update(status="budget_exhausted", reason="attempt_budget", budget={"max_attempts": 1, "max_seconds": 30})
+        self.forge("s", drop_last)
+        self.assertFails("s", "runs/s-02", "没有记录")
+
+    def test_attempts_reordered(self):
+        self.forge("r", lambda rec: rec["attempts"].reverse())
+        self.assertFails("r", "attempts 第 1 项")
+
+    def test_attempts_reordered_and_renumbered(self):
+
+        def swap(rec):
+            first, second = rec["attempts"]
+            first["candidate"], second["candidate"] = second["candidate"], first["candidate"]
+        self.forge("r", swap)
+        self.assertFails("r", "candidate.sample")
+
+    def test_nonzero_api_calls(self):
+        self.forge("r", lambda rec: rec.update(actual_api_calls=1))
+        self.assertFails("r", "actual_api_calls")
+
+    def test_api_calls_as_a_float_or_bool(self):
+        self.forge("r", lambda rec: rec.update(actual_api_calls=False))
+        self.assertFails("r", "actual_api_calls")
+
+    def test_extra_child_run_with_the_prefix(self):
+        self.make("extra-s", "stuck")
+        harness.run_harness(self.root, "extra-s-03", "bad-quote")
+        self.assertFails("extra-s", "runs/extra-s-03", "没有记录")
+
+    def test_extra_child_run_that_is_only_a_folder(self):
+        self.make("extra-t", "repair", max_seconds=0)
+        (self.root / "runs" / "extra-t-01").mkdir(parents=True)
+        self.assertFails("extra-t", "runs/extra-t-01")
+
+    def test_changed_feedback(self):
+        self.forge("s", lambda rec: rec["attempts"][1]["feedback"].update(message="第 2 张卡：引文不在对应笔记原文中。"))
+        self.assertFails("s", "feedback")
+
+    def test_feedback_removed(self):
+        self.forge("r", lambda rec: rec["attempts"][0].update(feedback=None))
+        self.assertFails("r", "feedback")
+
+    def test_attempt_status_changed(self):
+        self.forge("b", lambda rec: rec["attempts"][0].update(status="needs_review"))
+        self.assertFails("b", "status")
+
+    def test_changed_fingerprint_in_the_record(self):
+        self.forge("r", lambda rec: rec["context"]["entries"].update({"AGENTS.md": "0" * 64}))
+        self.assertFails("r", "context")
+
+    def test_changed_fingerprint_consistently_recomputed(self):
+
+        def rewrite(rec):
+            entries = rec["context"]["entries"]
+            entries["AGENTS.md"] = "0" * 64
+            rec["context"]["fingerprint"] = verify_loop.combined_fingerprint(entries)
+        self.forge("r", rewrite)
+        self.assertFails("r", "AGENTS.md", "找到与记录相符的版本")
+
+    def test_watched_file_changed_after_the_run(self):
+        self.keep(self.root / "docs" / "loop" / "TASK.md")
+        with open(self.root / "docs" / "loop" / "TASK.md", "a", encoding="utf-8") as handle:
+            handle.write("\n新增一条规则。\n")
+        verdict = self.assertFails("r", "docs/loop/TASK.md", "不要改写")
+        self.assertNotIn("AGENTS.md", " ".join(verdict["problems"]))
+
+    def test_scenario_relabelled(self):
+        for name, relabel in (("s", "repair"), ("r", "semantic"), ("m", "repair"), ("b", "semantic"),
+                              ("p", "repair"), ("r", "stuck")):  # a 0-second run stops alike in every scenario
+            with self.subTest(name=name, relabel=relabel), self.forged(name, lambda rec: rec.update(scenario=relabel)):
+                self.assertFails(name)
+
+    def test_unknown_scenario(self):
+        self.forge("r", lambda rec: rec.update(scenario="fix-everything"))
+        self.assertFails("r", "scenario")
+
+    def test_attempt_budget_relabelled(self):
+        self.forge("b", lambda rec: rec["budget"].update(max_attempts=3))
+        self.assertFails("b", "max_attempts=3")
+
+    def test_attempt_budget_lowered(self):
+        self.forge("r", lambda rec: rec["budget"].update(max_attempts=1))
+        self.assertFails("r", "max_attempts")
+
+    def test_time_budget_relabelled(self):
+        self.forge("t", lambda rec: rec["budget"].update(max_seconds=30))
+        self.assertFails("t", "elapsed_seconds")
+
+    def test_time_budget_given_to_a_finished_run(self):
+        self.forge("r", lambda rec: rec["budget"].update(max_seconds=0))
+        self.assertFails("r", "time_budget")
+
+    def test_budget_out_of_range_or_wrong_type(self):
+        for budget in ({"max_attempts": 9, "max_seconds": 30}, {"max_attempts": "3", "max_seconds": 30},
+                       {"max_attempts": 3, "max_seconds": -1}, {"max_attempts": 3}):
+            with self.subTest(budget=budget), self.forged("r", lambda rec: rec.update(budget=budget)):
+                self.assertFails("r", "budget")
+
+    def test_reason_changed_to_time_budget(self):
+        self.forge("b", lambda rec: rec.update(reason="time_budget"))
+        self.assertFails("b")
+
+    def test_semantic_review_not_pending(self):
+        self.forge("m", lambda rec: rec.update(semantic_review="approved"))
+        self.assertFails("m", "semantic_review")
+
+    def test_missing_blocked_proposal(self):
+        self.forge("p", lambda rec: rec.update(blocked_proposal=None))
+        self.assertFails("p", "blocked_proposal")
+
+    def test_blocked_proposal_that_was_allowed(self):
+        self.forge("p", lambda rec: rec["blocked_proposal"].update(action="export", target="valid"))
+        self.assertFails("p")
+
+    def test_blocked_proposal_added_to_a_repair_run(self):
+        self.forge("r", lambda rec: rec.update(blocked_proposal={"action": "publish", "target": "x", "reason": "y"}))
+        self.assertFails("r", "blocked_proposal")
+
+    def test_missing_handoff(self):
+        self.forge("s", lambda rec: rec.update(handoff=None))
+        self.assertFails("s", "handoff")
+
+    def test_candidate_hash_changed(self):
+        self.forge("r", lambda rec: rec["attempts"][1]["candidate"].update(sha256="1" * 64))
+        self.assertFails("r", "candidate")
+
+    def test_child_run_path_changed(self):
+        self.forge("r", lambda rec: rec["attempts"][1].update(child_run="runs/other-02"))
+        self.assertFails("r", "runs/r-02")
+
+    def test_run_name_changed(self):
+        self.forge("r", lambda rec: rec.update(run="other"))
+        self.assertFails("r", "run")
+
+    def test_interrupted_claim_with_nothing_in_flight_still_checks_api_calls(self):
+        self.forge("r", lambda rec: rec.update(status="interrupted", reason="keyboard_interrupt", actual_api_calls=2,
+                                               handoff={"stopped_at": "x", "done": [], "inspect": [], "decide": "y"}))
+        self.assertFails("r", "actual_api_calls")
+
+    def test_broken_or_missing_records_fail_in_chinese(self):
+        self.keep(self.record_path("r"))
+        for content, fragment in ((b"{not json", "不是合法的 JSON"), (b"\xff\xfe", "不是合法的 JSON"),
+                                  (b"[1, 2]", "JSON 对象"), (b"{}", "缺少字段"), (b"[" * 100000, "不是合法的 JSON")):
+            with self.subTest(content=content[:10]):
+                self.record_path("r").write_bytes(content)
+                self.assertFails("r", fragment)
+        self.record_path("r").unlink()
+        self.assertFails("r", "不存在")
+
+    def test_fields_of_the_wrong_type_never_raise(self):
+        for field, value in (("status", ["x"]), ("attempts", {"1": 1}), ("context", None), ("scenario", ["r"]),
+                             ("handoff", 5), ("elapsed_seconds", "1"), ("budget", [3, 30])):
+            with self.subTest(field=field), self.forged("r", lambda rec: rec.update({field: value})):
+                self.assertFails("r")
+        self.forge("r", lambda rec: rec["attempts"][0].update(state=["done"]))
+        self.assertFails("r", "state")
+
+
+class NeedsHumanTest(VerifyTestCase):
+    def test_record_still_running(self):
+        self.forge("r", lambda rec: rec.update(status="running", reason=None, handoff=None, finished_at=None))
+        verdict = self.verdict("r")
+        self.assertEqual(verdict["result"], "needs_human")
+        self.assertIn("running", " ".join(verdict["problems"]))
+        self.assertIn("runs/r-01/", " ".join(verdict["problems"]))
+
+    def test_running_attempt_in_a_running_record(self):
+        def in_flight(rec):
+            rec.update(status="running", reason=None, handoff=None, finished_at=None)
+            rec["attempts"][1].update(state="running", status=None)
+        self.forge("r", in_flight)
+        self.assertEqual(self.verdict("r")["result"], "needs_human")
+
+    def test_mid_run_time_stop(self):
+        clock = iter([0, 0, 40, 40]).__next__
+        self.make("mid", "stuck", max_seconds=30, clock=clock)
+        verdict = self.verdict("mid")
+        self.assertEqual((verdict["result"], verdict["status"], verdict["attempts"]), ("needs_human", "budget_exhausted", 1))
+        self.assertIn("runs/mid-01/", " ".join(verdict["problems"]))
+
+
+class CommandLineTest(VerifyTestCase):
+    def test_many_folders_one_line_each_with_run_and_a_summary(self):
+        self.make("bad", "repair")
+        self.forge("bad", lambda rec: rec.update(actual_api_calls=3))
+        code, stdout, stderr = self.run_cli("verify_loop.py", "loop-runs/r", "loop-runs/s", "loop-runs/bad")
+        lines = [json.loads(line) for line in stdout.splitlines()]
+        self.assertEqual(lines[0], {"result": "pass", "status": "needs_review", "attempts": 2,
+                                    "semantic_review": "pending", "run": "r"})
+        self.assertEqual(lines[1], {"result": "pass", "status": "stalled", "attempts": 2,
+                                    "semantic_review": "pending", "run": "s"})
+        self.assertEqual([lines[2]["result"], lines[2]["run"]], ["fail", "bad"])
+        self.assertIn("actual_api_calls", " ".join(lines[2]["problems"]))
+        self.assertEqual(code, 1)
+        self.assertIn("共核对 3 个循环：pass 2，fail 1，needs_human 0。", stderr)
+        self.assertNoTraceback(stderr)
+
+    def test_all_passing_folders_exit_0(self):
+        code, stdout, stderr = self.run_cli("verify_loop.py", "loop-runs/r", "loop-runs/p")
+        self.assertEqual(code, 0)
+        self.assertEqual(len(stdout.splitlines()), 2)
+
+    def test_a_failing_single_folder_names_the_run_and_problems(self):
+        self.make("no-cards", "repair")
+        (self.root / "runs" / "no-cards-02" / "artifact" / "cards.json").unlink()
+        code, stdout, stderr = self.run_cli("verify_loop.py", "loop-runs/no-cards")
+        result = self.assertOneJsonLine(stdout)
+        self.assertEqual(list(result), ["result", "status", "attempts", "semantic_review", "run", "problems"])
+        self.assertEqual((result["result"], result["run"], code), ("fail", "no-cards", 1))
+        self.assertIn("cards.json", stderr)
+
+    def test_works_from_another_directory(self):
+        proc = subprocess.run([sys.executable, str(self.root / "verify_loop.py"), "r"], cwd=self.root / "loop-runs",
+                              capture_output=True, text=True, encoding="utf-8", timeout=60)
+        self.assertEqual((proc.stdout, proc.returncode), (PASS_LINE, 0))
+
+    def test_not_a_loop_folder_exits_2(self):
+        for args in (("runs/r-01",), ("loop-runs",), ("loop-runs/nothing-here",), ("loop-runs/r", "samples"), ()):
+            with self.subTest(args=args):
+                code, stdout, stderr = self.run_cli("verify_loop.py", *args)
+                self.assertEqual((code, stdout), (2, ""))
+                self.assertIn("参数", stderr)
+                self.assertNoTraceback(stderr)
+
+    def test_help_lists_the_exit_codes(self):
+        code, stdout, stderr = self.run_cli("verify_loop.py", "--help")
+        self.assertEqual(code, 0)
+        for text in ("0 每个循环都通过", "1 有循环 fail 或 needs_human", "2 参数错误"):
+            self.assertIn(text, stdout)
+
+    def test_does_not_import_loop_lab(self):
+        source = (self.root / "verify_loop.py").read_text(encoding="utf-8")
+        self.assertIsNone(re.search(r"^\s*(import|from)\s+loop_lab\b", source, re.MULTILINE))
+        self.assertIn("does not import loop_lab.py", verify_loop.__doc__)
+        self.keep(self.root / "loop_lab.py")
+        (self.root / "loop_lab.py").unlink()  # the verifier still works without the program it checks
+        code, stdout, stderr = self.run_cli("verify_loop.py", "--help")
+        self.assertEqual(code, 0)
