@@ -15,9 +15,14 @@ EXIT_OK, EXIT_STOP, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def use_utf8_console():
+    """Keep the console's encoding, but escape what it cannot show instead of crashing.
+
+    A `\\uXXXX` escape inside a JSON string is still valid JSON, so the stdout line stays
+    machine-readable even on a console that has no Chinese characters.
+    """
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.reconfigure(encoding="utf-8", errors="backslashreplace")
+            stream.reconfigure(errors="backslashreplace")
         except (AttributeError, ValueError):
             pass
 
