@@ -96,6 +96,8 @@ def command_ask(args):
     outcome = ask_guarded(model, [], question, on_event=show_event)
     if args.json:
         print_json(outcome_record(outcome, model))
+        if outcome.stop != "answered":
+            say(outcome.answer)  # the explanation is for the person, not only for the JSON reader
     else:
         print(outcome.answer, flush=True)
     say(f"停止原因：{outcome.stop}（{STOP_TEXT.get(outcome.stop, '')}）；"
@@ -280,10 +282,13 @@ def page_ask(question, offline, env=None):
 
 
 def page_search(query):
-    from assistant.notes import normalize, search
+    from assistant.notes import NotesError, normalize, search
     if not normalize(query):
         return 400, {"error": "请先输入搜索词。"}
-    return 200, {"query": query.strip(), "hits": search(query)}
+    try:
+        return 200, {"query": query.strip(), "hits": search(query)}
+    except NotesError as exc:
+        return 500, {"error": str(exc)}
 
 
 def make_server(port=0, offline=False, env=None):
@@ -334,7 +339,8 @@ def make_server(port=0, offline=False, env=None):
             # JSON only: a form posted by another site cannot make this server spend API calls
             if not self.headers.get("Content-Type", "").startswith("application/json"):
                 return 415, {"error": "请求必须是 JSON（Content-Type: application/json）。"}
-            length = int(self.headers.get("Content-Length") or 0)
+            length = self.headers.get("Content-Length") or "0"
+            length = int(length) if length.isascii() and length.isdigit() else 0
             if not 0 < length <= 64 * 1024:
                 return 400, {"error": "请求体为空或超过 64 KB。"}
             try:
@@ -391,6 +397,7 @@ COMMANDS = {"ask": command_ask, "chat": command_chat, "search": command_search, 
 
 
 def main(argv=None):
+    from assistant.notes import NotesError
     use_utf8_console()
     args = build_parser().parse_args(argv)
     try:
@@ -398,6 +405,9 @@ def main(argv=None):
     except UsageError as exc:
         say(f"错误：{exc}")
         return EXIT_USAGE
+    except NotesError as exc:  # a note file that cannot be read: the message names it
+        say(f"错误：{exc}")
+        return EXIT_STOP
     except KeyboardInterrupt:
         say("\n已中断。")
         return EXIT_INTERRUPTED

@@ -320,6 +320,12 @@ class MockHandler(BaseHTTPRequestHandler):
         self.server.finish(mode, session, status, rejected)
         self._send(status, payload, headers)
 
+    def _method_not_allowed(self):
+        self._send(405, {"error": {"message": f"不支持 {self.command}：只有 POST {{基础 URL}}/chat/completions "
+                                              "和 GET /ping、{基础 URL}/stats", "type": "invalid_request_error"}})
+
+    do_PUT = do_DELETE = do_PATCH = _method_not_allowed
+
     def _known(self, mode, session):
         """True for a known mode and a valid session name; else answers 404 and returns False."""
         if mode is not None and mode not in MODES:

@@ -141,6 +141,24 @@ class AskAgainstMockTest(WorkspaceTestCase):
         _, result, _ = self.ask("402")
         self.assertIn("余额不足", result["answer"])
 
+    def test_with_json_the_explanation_is_also_on_stderr(self):
+        env = {"DEEPSEEK_API_KEY": "test", "DEEPSEEK_BASE_URL": f"{self.mock.url}/mode/401/s/e"}
+        code, stdout, stderr = self.run_cli("project/app.py", "ask", "--json", QUESTION, env=env)
+        self.assertEqual(code, 1)
+        self.assertIn("错误：API 密钥无效（401）", stderr)
+
+
+class UnreadableNoteTest(WorkspaceTestCase):
+    def test_a_note_that_is_not_utf8_is_named_not_a_traceback(self):
+        (self.root / "project" / "notes" / "A13.md").write_bytes(b"\xff\xfe bad")
+        code, stdout, stderr = self.run_cli("project/app.py", "search", "RAG")
+        self.assertEqual((code, stdout), (1, ""))
+        self.assertIn("A13.md", stderr)
+        self.assertNoTraceback(stderr)
+        code, stdout, stderr = self.run_cli("project/app.py", "ask", "--json", QUESTION)
+        self.assertNoTraceback(stderr)
+        self.assertIn("A13.md", self.assertOneJsonLine(stdout)["answer"])  # the model is told which file
+
 
 class FakeModel:
     """Asks for list_notes, is interrupted on its second request, then answers; checks every history."""

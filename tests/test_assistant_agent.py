@@ -112,12 +112,34 @@ class StopReasons(LoopTestCase):
         self.ask(model)
         self.assertEqual(self.history[1]["tool_calls"][0]["id"], self.history[2]["tool_call_id"])
 
+    def test_repeated_call_ids_are_replaced_so_each_result_has_one_call(self):
+        # some compatible servers repeat ids; the API pairs each result with exactly one call
+        model = ScriptedModel(calls(call("list_notes", {}, "c0"), call("read_note", {"note_id": "A01"}, "c0")),
+                              calls(call("list_notes", {}, "c0")), answer("好"))
+        self.ask(model)
+        ids = [c["id"] for m in self.history for c in m.get("tool_calls") or []]
+        self.assertEqual(len(ids), 3)
+        self.assertEqual(len(set(ids)), 3, ids)
+        self.assertEqual(agent.history_problems(
+            [{"role": "assistant", "tool_calls": [call("list_notes", {}, "x"), call("list_notes", {}, "x")]},
+             {"role": "tool", "tool_call_id": "x", "content": "[]"},
+             {"role": "tool", "tool_call_id": "x", "content": "[]"}]),
+            ["第 1 条消息里有重复的工具调用 id：每个结果只能对应一个调用。"])
+
+    def test_only_chat_suggests_reset(self):
+        for chat, hint in ((True, "或用 /reset 重来。"), (False, "把问题拆小后重新提问。")):
+            with self.subTest(chat=chat):
+                model = ScriptedModel(then=lambda n: calls(call("list_notes", {}, f"c{n}")))
+                outcome = self.ask(model, chat=chat)
+                self.assertEqual(outcome.stop, "no_progress")
+                self.assertTrue(outcome.answer.endswith(hint), outcome.answer)
+
     def test_turn_cap_with_changing_arguments(self):
         model = ScriptedModel(then=lambda n: calls(call("search_notes", {"query": f"词{n}"}, f"c{n}")))
         outcome = self.ask(model)
         self.assertEqual((outcome.stop, outcome.turns, model.requests), ("max_turns", 20, 20))
         self.assertEqual(outcome.answer, "已停止：这个问题已用掉 20 次模型请求仍没有结论。"
-                                         "可以换个问法、把问题拆小，或用 /reset 重来。")
+                                         "可以换个问法、把问题拆小后重新提问。")
         self.assertEqual(self.history[-1], {"role": "assistant", "content": outcome.answer})
 
     def test_turn_cap_is_configurable_and_checked_before_the_request(self):

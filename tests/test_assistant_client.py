@@ -108,7 +108,10 @@ class ErrorClasses(unittest.TestCase):
 
 
 class ScriptedServer(http.server.ThreadingHTTPServer):
-    """Answers each POST with the next scripted (status, headers, body); records the requests."""
+    """Answers each POST with the next scripted (status, headers, body); records the requests.
+
+    A str body is sent verbatim; any other body as JSON.
+    """
 
     def __init__(self, script):
         super().__init__(("127.0.0.1", 0), ScriptedHandler)
@@ -126,7 +129,8 @@ class ScriptedHandler(http.server.BaseHTTPRequestHandler):
         if status == "hang":
             self.server.release.wait(5)
             return
-        data = json.dumps(payload).encode("utf-8")
+        # a str is sent as it is (a broken or HTML body); anything else as JSON
+        data = (payload if isinstance(payload, str) else json.dumps(payload)).encode("utf-8")
         self.send_response(status)
         for key, value in headers.items():
             self.send_header(key, value)
@@ -263,6 +267,34 @@ class ChatClientAgainstLoopback(unittest.TestCase):
         self.assertEqual(chat.requests, 1)
         self.assertIn("choices", caught.exception.message)
 
+    def test_a_misshapen_message_is_an_api_error_not_a_crash(self):
+        shapes = ("hi", None, {"role": "assistant", "tool_calls": {"id": "c1"}},
+                  {"role": "assistant", "tool_calls": ["x"]},
+                  {"role": "assistant", "tool_calls": [{"id": "c1", "function": "list_notes"}]},
+                  {"role": "assistant", "content": [{"type": "text", "text": "hi"}]})
+        for message in shapes:
+            with self.subTest(message=message):
+                body = {"choices": [{"message": message, "finish_reason": "stop"}]}
+                chat = self.make(self.serve((200, {}, body)))
+                with self.assertRaises(client.APIError) as caught:
+                    chat.complete([], [])
+                self.assertEqual((chat.requests, caught.exception.status), (1, 200))
+                self.assertIn("格式不对", client.describe_api_error(caught.exception))
+
+    def test_a_200_is_never_retried_even_when_the_server_says_so(self):
+        chat = self.make(self.serve((200, {"x-should-retry": "true"}, "not json"), (200, {}, OK_BODY)))
+        with self.assertRaises(client.APIError):
+            chat.complete([], [])
+        self.assertEqual(chat.requests, 1)
+
+    def test_a_gateway_html_page_is_not_pasted_into_the_message(self):
+        chat = self.make(self.serve((404, {}, "<html><body>Not Found</body></html>")))
+        with self.assertRaises(client.APIStatusError) as caught:
+            chat.complete([], [])
+        message = client.describe_api_error(caught.exception)
+        self.assertNotIn("<html>", message)
+        self.assertIn("DEEPSEEK_BASE_URL", message)
+
 
 class MakeModel(unittest.TestCase):
     def test_offline_demo_without_a_key(self):
@@ -283,10 +315,15 @@ class MakeModel(unittest.TestCase):
 
     def test_bad_settings_name_the_variable(self):
         for env, name in (({"DEEPSEEK_TIMEOUT": "abc"}, "DEEPSEEK_TIMEOUT"), ({"DEEPSEEK_TIMEOUT": "0"}, "DEEPSEEK_TIMEOUT"),
-                          ({"DEEPSEEK_BASE_URL": "api.deepseek.com"}, "DEEPSEEK_BASE_URL")):
+                          ({"DEEPSEEK_BASE_URL": "api.deepseek.com"}, "DEEPSEEK_BASE_URL"),
+                          ({"DEEPSEEK_BASE_URL": "http://"}, "DEEPSEEK_BASE_URL"),
+                          ({"DEEPSEEK_BASE_URL": "http://127.0.0.1:abc"}, "DEEPSEEK_BASE_URL"),
+                          ({"DEEPSEEK_BASE_URL": "http://[::1"}, "DEEPSEEK_BASE_URL"),
+                          ({"DEEPSEEK_API_KEY": "“sk-abc”"}, "DEEPSEEK_API_KEY"),
+                          ({"DEEPSEEK_API_KEY": "sk-abc\nsk-def"}, "DEEPSEEK_API_KEY")):
             with self.subTest(env=env):
                 with self.assertRaises(ValueError) as caught:
-                    client.make_model(env=dict(env, DEEPSEEK_API_KEY="sk"))
+                    client.make_model(env={"DEEPSEEK_API_KEY": "sk", **env})
                 self.assertIn(name, str(caught.exception))
 
 

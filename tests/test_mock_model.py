@@ -155,6 +155,16 @@ class MockServerTest(unittest.TestCase):
         self.assertEqual(self.post("/elsewhere", [USER])[0], 404)
         self.assertEqual(self.get("/stats")["total"], 0)
 
+    def test_other_methods_get_a_json_405(self):
+        for method in ("PUT", "DELETE", "PATCH"):
+            with self.subTest(method=method):
+                request = urllib.request.Request(self.mock.url + "/chat/completions", data=b"{}", method=method)
+                with self.assertRaises(urllib.error.HTTPError) as caught:
+                    urllib.request.urlopen(request, timeout=5)
+                self.assertEqual(caught.exception.code, 405)
+                self.assertEqual(json.loads(caught.exception.read())["error"]["type"], "invalid_request_error")
+        self.assertEqual(self.get("/stats")["total"], 0)
+
 
 class MockCommandTest(WorkspaceTestCase):
     def test_prints_url_logs_each_request_and_stops_by_itself(self):

@@ -60,6 +60,9 @@ def run_question(model, history: list, question: str, *, limits=None, tool_runne
     detector = CycleDetector(limits.cycle_repeats, limits.max_cycle_period)
     names, turns, failures = [], 0, 0
 
+    # only chat has /reset; a single question is simply asked again
+    start_over = "可以换个问法、把问题拆小，或用 /reset 重来。" if chat else "可以换个问法、把问题拆小后重新提问。"
+
     def stop(reason, message, error=None, record=True):
         if record:
             history.append({"role": "assistant", "content": message})
@@ -68,8 +71,7 @@ def run_question(model, history: list, question: str, *, limits=None, tool_runne
 
     while True:
         if turns >= limits.max_turns:
-            return stop("max_turns", f"已停止：这个问题已用掉 {turns} 次模型请求仍没有结论。"
-                                     "可以换个问法、把问题拆小，或用 /reset 重来。")
+            return stop("max_turns", f"已停止：这个问题已用掉 {turns} 次模型请求仍没有结论。{start_over}")
         turns += 1
         notify("request", {"turn": turns})
         try:
@@ -85,7 +87,7 @@ def run_question(model, history: list, question: str, *, limits=None, tool_runne
         if finish in REFUSALS:
             return stop("model_refused", REFUSALS[finish])
         message = choice.get("message") or {}
-        calls = _normalized_calls(message.get("tool_calls"), turns)
+        calls = _normalized_calls(message.get("tool_calls"), turns, history)
         if not calls:
             answer = message.get("content") or ""
             history.append({"role": "assistant", "content": answer})
@@ -108,18 +110,28 @@ def run_question(model, history: list, question: str, *, limits=None, tool_runne
             return stop("tool_failures", f"已停止：工具连续 {failures} 轮全部失败（第 {turns} 轮），"
                                          "请换个方式再试。")
         if period:
-            return stop("no_progress", _no_progress_message(detector, period, turns))
+            return stop("no_progress", _no_progress_message(detector, period, turns) + start_over)
 
 
-def _normalized_calls(raw_calls, turn):
-    """The model's tool calls in the exact shape sent back (ids made up only if missing)."""
+def _normalized_calls(raw_calls, turn, history):
+    """The model's tool calls in the exact shape sent back.
+
+    An id that is missing or already used (in this message or earlier) is replaced, because
+    the API pairs each result with exactly one call.
+    """
+    used = {call.get("id") for message in history for call in message.get("tool_calls") or []}
     calls = []
     for index, call in enumerate(raw_calls or [], 1):
         function = call.get("function") or {}
         arguments = function.get("arguments")
         if not isinstance(arguments, str):
             arguments = json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
-        calls.append({"id": call.get("id") or f"call_{turn}_{index}", "type": "function",
+        call_id = call.get("id")
+        if not isinstance(call_id, str) or not call_id or call_id in used:
+            call_id = next(f"call_{turn}_{index}{suffix}" for suffix in ("", *map(str, range(1, 99)))
+                           if f"call_{turn}_{index}{suffix}" not in used)
+        used.add(call_id)
+        calls.append({"id": call_id, "type": "function",
                       "function": {"name": str(function.get("name") or ""), "arguments": arguments}})
     return calls
 
@@ -148,8 +160,7 @@ def _run_calls(calls, tool_runner, notify):
 def _no_progress_message(detector, period, turn):
     block = " → ".join(_describe_call(call) for call in detector.last_block_calls(period))
     return (f"已停止：第 {turn} 轮发现原地打转：{block}"
-            f"（每 {period} 轮一个循环，已连续重复 {detector.repeats} 次，结果也没有变化）。"
-            "可以换个问法、把问题拆小，或用 /reset 重来。")
+            f"（每 {period} 轮一个循环，已连续重复 {detector.repeats} 次，结果也没有变化）。")
 
 
 def _describe_call(signature_call):
@@ -239,6 +250,8 @@ def history_problems(history) -> list:
         if pending:
             problems.append(f"第 {number} 条消息（{role}）之前，工具调用 {'、'.join(map(str, pending))} 还没有结果。")
         pending = [call.get("id") for call in message.get("tool_calls") or []] if role == "assistant" else []
+        if len(set(pending)) < len(pending):
+            problems.append(f"第 {number} 条消息里有重复的工具调用 id：每个结果只能对应一个调用。")
     if pending:
         problems.append(f"历史结尾的工具调用 {'、'.join(map(str, pending))} 没有结果。")
     return problems

@@ -210,7 +210,8 @@ class ChatClient:
         try:
             return json.loads(raw.decode("utf-8"))
         except ValueError:
-            raise APIError(f"模型服务返回的不是 JSON（{len(raw)} 字节）", 200, headers) from None
+            # no headers passed on: a 200 is never retried, whatever x-should-retry says
+            raise APIError(f"模型服务返回的不是 JSON（{len(raw)} 字节）", 200) from None
 
     def _choice(self, data):
         try:
@@ -218,6 +219,9 @@ class ChatClient:
             message = choice["message"]
         except (KeyError, IndexError, TypeError):
             raise APIError("模型服务的响应里没有 choices[0].message", 200) from None
+        problem = _message_problem(message)
+        if problem:
+            raise APIError(f"模型服务的响应格式不对：{problem}", 200)
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
         for key in self.usage:
             if isinstance(usage.get(key), int):
@@ -225,12 +229,29 @@ class ChatClient:
         return {"message": message, "finish_reason": choice.get("finish_reason") or "stop"}
 
 
+def _message_problem(message):
+    """Why an assistant message cannot be used as is (the loop then never guesses), or None."""
+    if not isinstance(message, dict):
+        return "choices[0].message 不是对象"
+    if not isinstance(message.get("content"), (str, type(None))):
+        return "message.content 不是字符串"
+    calls = message.get("tool_calls")
+    if calls is None:
+        return None
+    if not isinstance(calls, list) or not all(
+            isinstance(call, dict) and isinstance(call.get("function"), dict) for call in calls):
+        return "message.tool_calls 应为带 function 对象的调用列表"
+    return None
+
+
 def _error_message(exc):
     """The server's own explanation (OpenAI shape {"error": {"message"}}), or the reason phrase."""
     try:
         raw = exc.read().decode("utf-8", errors="replace")
-    except (OSError, ValueError):
+    except (OSError, ValueError, http.client.HTTPException):  # a body cut off mid-way
         raw = ""
+    if raw.lstrip()[:1] == "<":  # a gateway's HTML page says nothing a person needs here
+        return f"HTTP {exc.code}（网关返回了 HTML 错误页）"
     try:
         data = json.loads(raw)
         error = data.get("error", data)
@@ -268,9 +289,27 @@ def describe_api_error(exc: APIError, chat: bool = False) -> str:
         return "错误：等待模型回应超时。请稍后再试，或调大环境变量 DEEPSEEK_TIMEOUT（秒）。"
     if isinstance(exc, APIConnectionError):
         return f"错误：连不上模型 API：{detail}。请检查网络和 DEEPSEEK_BASE_URL，或加 --offline。"
+    if isinstance(exc, APIStatusError) and exc.status == 404:
+        return (f"错误：模型 API 返回 404：{detail}。请检查 DEEPSEEK_BASE_URL（不要带 /chat/completions）"
+                "和 DEEPSEEK_MODEL。")
+    if isinstance(exc, APIStatusError) and 400 <= (exc.status or 0) < 500:
+        return f"错误：请求被拒绝（{exc.status}）：{detail}。重试不会有用，请检查问题或设置。"
     if isinstance(exc, APIStatusError):
         return f"错误：模型 API 返回 {exc.status}：{detail}。请稍后再试。"
     return f"错误：模型 API 出错：{detail}。请稍后再试。"
+
+
+def _base_url_problem(base_url):
+    try:
+        parts = urllib.parse.urlsplit(base_url)
+        parts.port  # raises ValueError for a port that is not a number in range
+    except ValueError as exc:
+        return f"无法解析（{exc}）"
+    if parts.scheme not in ("http", "https"):
+        return "必须以 http:// 或 https:// 开头"
+    if not parts.hostname:
+        return "缺少主机名"
+    return None
 
 
 def make_model(offline: bool = False, env=os.environ):
@@ -283,9 +322,14 @@ def make_model(offline: bool = False, env=os.environ):
     if offline or not key:
         from .demo_model import DemoModel
         return DemoModel()
+    if not (key.isascii() and key.isprintable()) or any(ch.isspace() for ch in key):
+        raise ValueError("环境变量 DEEPSEEK_API_KEY 含有空白、中文引号或其他不能放进请求头的字符："
+                         "请重新复制密钥（只含字母、数字和符号）。")
     base_url = (env.get("DEEPSEEK_BASE_URL") or "").strip() or DEFAULT_BASE_URL
-    if urllib.parse.urlsplit(base_url).scheme not in ("http", "https"):
-        raise ValueError(f"环境变量 DEEPSEEK_BASE_URL 必须以 http:// 或 https:// 开头，现在是 {base_url!r}。")
+    problem = _base_url_problem(base_url)
+    if problem:
+        raise ValueError(f"环境变量 DEEPSEEK_BASE_URL 的值 {base_url!r} 不能用：{problem}。"
+                         f"默认是 {DEFAULT_BASE_URL}。")
     raw_timeout = (env.get("DEEPSEEK_TIMEOUT") or "").strip() or str(DEFAULT_TIMEOUT)
     try:
         timeout = float(raw_timeout)

@@ -54,7 +54,7 @@ def run_tool(name: str, arguments: str, *, notes_dir=None) -> tuple:
         return json.dumps(TOOLS[name](notes, **args), ensure_ascii=False), False
     except KeyboardInterrupt:
         raise
-    except ToolError as exc:
+    except (ToolError, notes_module.NotesError) as exc:  # both say what to do in Chinese
         return f"错误：{exc}", True
     except Exception as exc:  # the tool itself broke: report it as a result, keep the loop valid
         return crash_message(name, exc), True
