@@ -53,6 +53,8 @@ def read_candidate(path):
     except json.JSONDecodeError as exc:
         raise ValidationError(
             f"候选文件不是合法的 JSON：第 {exc.lineno} 行第 {exc.colno} 列附近有语法错误。") from None
+    except (ValueError, RecursionError):  # a number too long to read, or nesting too deep
+        raise ValidationError("候选文件不是合法的 JSON：含有过长的数字或嵌套过深的结构。") from None
 
 
 def check_structure(candidate):

@@ -93,7 +93,10 @@ def run_harness(root, name, sample, cache=None):
     data = source.read_bytes().replace(b"\r\n", b"\n")
     context = fingerprint(root, cache=cache)
     run_dir = root / "runs" / name
-    run_dir.parent.mkdir(exist_ok=True)
+    try:
+        run_dir.parent.mkdir(exist_ok=True)
+    except FileExistsError:  # not "name used": a file called runs is in the way
+        raise NotADirectoryError(f"{run_dir.parent.name} 是一个文件而不是文件夹，请把它移走或改名") from None
     run_dir.mkdir()
     (run_dir / "input").mkdir()
     (run_dir / INPUT_COPY).write_bytes(data)
@@ -186,6 +189,10 @@ def run_command(parser, name, sample):
         parser.error(f"runs/{name} 已存在：旧证据不会被覆盖，请换一个新的运行名。")
     except FileNotFoundError as exc:
         say(f"找不到 {exc.filename}：请先运行 python3 harness.py --check 查看缺少哪些文件。")
+        print_json({"run": name, "sample": sample, "status": "not_started"})
+        return EXIT_STOP
+    except OSError as exc:  # e.g. a file called runs in the way, or a folder that cannot be written
+        say(f"运行没能开始（{exc}）：请检查工作区是否可写，然后用新的运行名重试。")
         print_json({"run": name, "sample": sample, "status": "not_started"})
         return EXIT_STOP
     except KeyboardInterrupt:

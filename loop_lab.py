@@ -12,6 +12,7 @@ attempt and at the end, so the record is whole wherever the loop stops. A stop t
 person carries a handoff saying what to inspect and decide.
 `run_loop()` is the in-process entry (clock, child runner and checker can be injected).
 """
+import contextlib
 import os
 import sys
 import time
@@ -75,6 +76,14 @@ def argument_problem(name, scenario, max_attempts, max_seconds):
         return (f"--max-seconds 应为 {SECONDS_RANGE[0]}-{SECONDS_RANGE[1]} 秒（可以是小数，只在轮次边界检查），"
                 f"收到 {max_seconds!r}。")
     return None
+
+
+def make_folder(path):
+    """mkdir that explains a same-named file in the way (instead of calling the name used)."""
+    try:
+        path.mkdir(exist_ok=True)
+    except FileExistsError:
+        raise NotADirectoryError(f"{path.name} 是一个文件而不是文件夹，请把它移走或改名") from None
 
 
 def used_name(root, name):
@@ -150,7 +159,7 @@ class OuterLoop:
         return self.record["attempts"]
 
     def run(self):
-        self.folder.parent.mkdir(exist_ok=True)
+        make_folder(self.folder.parent)
         try:
             self.folder.mkdir()
         except FileExistsError:  # taken between the name check and now
@@ -350,7 +359,8 @@ class OuterLoop:
         try:
             write_json_atomic(self.folder / "loop.json", self.record)
         except OSError as exc:
-            (self.folder / "loop.json.tmp").unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # a leftover that cannot even be removed changes nothing
+                (self.folder / "loop.json.tmp").unlink(missing_ok=True)
             raise RecordNotSaved() from exc
 
     def say_round(self, entry):
@@ -395,11 +405,12 @@ def main(argv=None):
     except FileExistsError as exc:
         budgets = (f" --max-attempts {args.max_attempts}" if args.max_attempts != 3 else "") + (
             f" --max-seconds {args.max_seconds:g}" if args.max_seconds != 30 else "")
-        say(f"{exc}例如：python3 loop_lab.py --run {unused_name(ROOT, args.run)} --scenario {args.scenario}{budgets}")
+        python = "py -3" if os.name == "nt" else "python3"
+        say(f"{exc}例如：{python} loop_lab.py --run {unused_name(ROOT, args.run)} --scenario {args.scenario}{budgets}")
         return EXIT_USAGE
     except OSError as exc:  # before the first record: the folder or a context file is not usable
-        say(f"循环没能开始（{exc.strerror or exc}：{exc.filename}）：请检查工作区是否可写、文件是否可读，"
-            "然后用新名称重新运行。")
+        detail = f"{exc.strerror}：{exc.filename}" if exc.strerror and exc.filename else str(exc)
+        say(f"循环没能开始（{detail}）：请检查工作区是否可写、文件是否可读，然后用新名称重新运行。")
         return EXIT_STOP
     print_json(summary(record))
     return code

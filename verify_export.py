@@ -117,6 +117,8 @@ def parse_candidate(raw):
         return json.loads(text), None
     except json.JSONDecodeError as exc:
         return None, f"候选文件不是合法的 JSON：第 {exc.lineno} 行第 {exc.colno} 列附近有语法错误。"
+    except (ValueError, RecursionError):  # a number too long to read, or nesting too deep
+        return None, "候选文件不是合法的 JSON：含有过长的数字或嵌套过深的结构。"
 
 
 def check_candidate(path, notes_dir=NOTES_DIR):
@@ -140,7 +142,7 @@ def check_artifact(folder, notes_dir=NOTES_DIR):
     try:
         review = review_bytes.decode("utf-8")
         record = json.loads(cards_bytes.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (ValueError, RecursionError):  # not UTF-8, not JSON, absurd numbers or nesting
         return ["cards.json 或 review.md 不是合法的 UTF-8/JSON：产物被改动过。"]
     keys = ("schema", "title", "cards", "notes", "review_md_sha256", "content_sha256")
     if type(record) is not dict or tuple(record) != keys or record["schema"] != "review-cards/1":
@@ -199,7 +201,10 @@ def main(argv=None):
         epilog="退出码：0 通过；1 发现问题（逐条写明卡片编号）；2 参数错误。",
     )
     parser.add_argument("target", help="候选 JSON 文件，或含 review.md 与 cards.json 的产物目录")
-    target = Path(parser.parse_args(argv).target)
+    text = parser.parse_args(argv).target
+    target = Path(text)
+    if not text.strip():
+        parser.error("没有给出要核对的文件或目录：例如 samples/valid.json 或 runs/NAME/artifact。")
     if target.is_dir():
         kind, problems = "artifact", check_artifact(target)
     elif target.is_file():

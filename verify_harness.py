@@ -13,6 +13,7 @@ run passes. A `needs_human` or still `running` run cannot be judged: `needs_huma
 """
 import hashlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -26,15 +27,17 @@ ARTIFACT_FILES = ("cards.json", "review.md")
 
 def verify_run(run_dir, cache=None):
     """{"result", "run", "status", "problems", "changed_files"} for one run folder."""
-    run_dir = Path(run_dir).resolve()  # `.` or `../NAME` must name the same run as runs/NAME
+    # `.` or `../NAME` must name the same run as runs/NAME; a link keeps its own name, so a
+    # folder linked to another run's evidence is not mistaken for it
+    run_dir = Path(os.path.abspath(run_dir))
     result = {"result": "fail", "run": run_dir.name, "status": None, "problems": [], "changed_files": []}
     try:
         record = json.loads((run_dir / "run.json").read_bytes().decode("utf-8-sig"))
     except FileNotFoundError:
         result["problems"].append(f"{run_dir.as_posix()}/run.json 不存在：这不是一个完整的运行目录。")
         return result
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        result["problems"].append(f"{run_dir.as_posix()}/run.json 不是合法的 JSON：记录损坏或被改动过。")
+    except (OSError, ValueError, RecursionError):  # unreadable, not UTF-8, not JSON, absurdly nested
+        result["problems"].append(f"{run_dir.as_posix()}/run.json 无法读取或不是合法的 JSON：记录损坏或被改动过。")
         return result
     shape = shape_problem(record, run_dir.name)
     if shape:
@@ -101,12 +104,16 @@ def human_note(record, run_dir):
 
 
 def input_problems(record, run_dir):
-    entry = record["input"]
+    entry, context = record["input"], record["context"]
     if type(entry) is not dict or entry.get("path") != "input/candidate.json":
         return ["run.json 的 input 记录不对：应指向 input/candidate.json。"]
     actual = file_sha256(run_dir / entry["path"])
     if actual != entry.get("sha256"):
         return ["输入副本 input/candidate.json 的哈希与记录不符：输入被改动或删除了。"]
+    entries = context.get("entries") if type(context) is dict else None
+    sample_file = f"samples/{record['sample']}.json"
+    if type(entries) is not dict or entries.get(sample_file) != actual:
+        return [f"输入副本与运行时 {sample_file} 的指纹不符：sample 标签被改动过，或输入不是这个样例。"]
     return []
 
 
@@ -150,7 +157,7 @@ def artifact_problems(record, run_dir):
         cards = json.loads((folder / "cards.json").read_bytes().decode("utf-8"))
         candidate = json.loads((run_dir / "input" / "candidate.json").read_bytes().decode("utf-8-sig"))
         same = cards["title"] == candidate["title"] and cards["cards"] == candidate["cards"]
-    except (OSError, ValueError, TypeError, KeyError):
+    except (OSError, ValueError, TypeError, KeyError, RecursionError):
         same = False
     if not same:
         problems.append("产物里的卡片与输入副本不一致：产物不是由这份输入导出的。")
@@ -187,8 +194,8 @@ def main(argv=None):
     )
     parser.add_argument("run_dir", help="运行目录，例如 runs/demo-01")
     run_dir = Path(parser.parse_args(argv).run_dir)
-    if not run_dir.is_dir():
-        parser.error(f"找不到运行目录 {run_dir}：请给出 runs/ 下的某个目录，例如 runs/demo-01。")
+    if not run_dir.is_dir() or Path(os.path.abspath(run_dir)).parent.name != "runs":
+        parser.error(f"{run_dir} 不是运行目录：请给出 runs/ 下的某个目录，例如 runs/demo-01。")
     result = verify_run(run_dir)
     for problem in result["problems"]:
         say(f"问题：{problem}")
@@ -202,4 +209,8 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("已中断：没有完成核对。", file=sys.stderr)
+        sys.exit(130)

@@ -14,6 +14,7 @@ A mid-run time stop, an interrupt, an unexpected error or a record still `runnin
 judged against the table: `needs_human`, saying what to inspect.
 """
 import hashlib
+import json
 import math
 import os
 import re
@@ -28,6 +29,8 @@ LOOP_FILES = harness.WATCHED_FILES + ("loop_lab.py", "docs/loop/TASK.md")
 # What each scenario's script exports, in order, and how it ends when the budgets allow it.
 SCRIPT = {"repair": ("bad-quote", "valid"), "stuck": ("bad-quote", "bad-quote"),
           "semantic": ("semantic",), "permission": ()}
+# What the permission scenario's script proposes instead of an export (and the loop must not run).
+BLOCKED = {"permission": ("publish", "external-website")}
 ENDING = {"repair": ("needs_review", "mechanical_pass"), "stuck": ("stalled", "repeated_failure"),
           "semantic": ("needs_review", "mechanical_pass"), "permission": ("needs_human", "permission_boundary")}
 REASONS = {"running": (None,), "needs_review": ("mechanical_pass",), "stalled": ("repeated_failure",),
@@ -40,7 +43,9 @@ ATTEMPT_KEYS = ("attempt", "candidate", "child_run", "state", "status", "feedbac
 HANDOFF_KEYS = ("stopped_at", "done", "inspect", "decide")
 CHILD_STATUSES = ("running", "needs_review", "failed", "needs_human")
 SHA256 = re.compile("[0-9a-f]{64}")
-CHILD_NAME = re.compile(r"(.+)-\d\d")  # NAME-NN: the loop's name is everything before the last -NN
+TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
+MIN_DECISION = 10  # characters: "请处理" is not a decision a person can act on
+CHILD_NAME = re.compile(r"(.+)-[0-9]{2}")  # NAME-NN: the loop's name is everything before the last -NN
 
 
 def expected_outcome(scenario, budget):
@@ -57,6 +62,14 @@ def expected_outcome(scenario, budget):
 
 def is_int(value):
     return type(value) is int
+
+
+def shown(value):
+    """A value as the record's reader sees it in the file (JSON), not as Python prints it."""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
 
 
 def is_number(value):
@@ -87,9 +100,9 @@ class Workspace:
                 names = []
             for name in names:
                 match = CHILD_NAME.fullmatch(name)
-                if match:
-                    self._children.setdefault(match.group(1), []).append(name)
-        return self._children.get(loop_name, [])
+                if match:  # casefolded: on Windows and macOS `A-03` and `a-03` are one folder
+                    self._children.setdefault(match.group(1).casefold(), []).append(name)
+        return self._children.get(loop_name.casefold(), [])
 
 
 def verify_loop(loop_dir, workspaces=None):
@@ -166,7 +179,8 @@ class LoopCheck:
             last_unexpected = number == len(self.record["attempts"]) and self.record["reason"] == "unexpected_error"
             (self.notes if last_unexpected else self.problems).append(
                 f"子运行 {child_run} 没有通过独立核对：" + "；".join(p.rstrip("。") for p in verdict["problems"]) + "。")
-        mismatched = [f"{field}（摘要 {recorded!r}，子运行 {actual!r}）" for field, recorded, actual in (
+        mismatched = [f"{field}（摘要 {shown(recorded)}，子运行 {shown(actual)}）" for field, recorded, actual in (
+            ("run", child_dir.name, child["run"]),  # a folder linked to another run's evidence
             ("candidate.sample", candidate["sample"], child["sample"]),
             ("candidate.sha256", candidate["sha256"], child["sha256"]),
             ("status", entry["status"], child["status"]),
@@ -226,7 +240,8 @@ class LoopCheck:
             self.problems.append(
                 f"情景 {record['scenario']} 在预算 max_attempts={budget['max_attempts']}、max_seconds="
                 f"{budget['max_seconds']} 下应为 {expected[0]}/{expected[1]}、{expected[2]} 次尝试，"
-                f"记录却是 {status}/{reason}、{count} 次：情景、预算或结果被改动过。")
+                f"记录却是 {status}/{reason}、{count} 次：情景、预算或结果被改动过，"
+                "或者 samples/ 已不是课程提供的版本（预期表只适用于原样的三个样例）。")
 
     def derived_stop(self, outcomes):
         """The stop the children and budgets support, by the lesson's rules; None if the loop must go on."""
@@ -249,8 +264,12 @@ class LoopCheck:
             return "budget_exhausted", "attempt_budget"
         if record["reason"] == "time_budget" and record["elapsed_seconds"] >= budget["max_seconds"]:
             return "budget_exhausted", "time_budget"
-        if blocked is not None and (blocked["action"] != "export" or blocked["target"] not in harness.SAMPLES) \
-                and (record["scenario"] != "permission" or blocked["action"] == "publish"):
+        if blocked is not None:
+            proposed, expected = (blocked["action"], blocked["target"]), BLOCKED.get(record["scenario"])
+            if proposed != expected or not blocked["reason"].strip():
+                self.problems.append(
+                    f"blocked_proposal 记录的是 {shown(list(proposed))}，情景 {record['scenario']} 的脚本提议的却是 "
+                    f"{shown(expected and list(expected))}（reason 也不能为空）：被拦下的提议被改动过。")
             return "needs_human", "permission_boundary"
         return None
 
@@ -285,7 +304,7 @@ def child_view(child_dir):
     feedback = error and {"error_type": error.get("type"), "message": error.get("message")}
     sha256 = given.get("sha256") if type(given) is dict else None
     key = (record.get("sample"), sha256, repr(feedback))
-    return {"sample": record.get("sample"), "sha256": sha256, "status": record.get("status"),
+    return {"run": record.get("run"), "sample": record.get("sample"), "sha256": sha256, "status": record.get("status"),
             "feedback": feedback, "key": key}
 
 
@@ -299,21 +318,21 @@ def shape_problems(record, name):
     status, reason = record["status"], record["reason"]
     budget, context = record["budget"], record["context"]
     checks = [
-        (record["schema"] == "loop-run/1", f"schema 是 {record['schema']!r}，应为 loop-run/1。"),
+        (record["schema"] == "loop-run/1", f"schema 是 {shown(record['schema'])}，应为 loop-run/1。"),
         (record["run"] == name and harness.name_problem(name, 61) is None,
-         f"run 是 {record['run']!r}，与目录名 {name!r} 不符（或不是合法的循环名）。"),
-        (type(record["scenario"]) is str and record["scenario"] in SCRIPT, f"scenario 是 {record['scenario']!r}，不是已知情景（{'、'.join(SCRIPT)}）。"),
+         f"run 是 {shown(record['run'])}，与目录名 {shown(name)} 不符（或不是合法的循环名）。"),
+        (type(record["scenario"]) is str and record["scenario"] in SCRIPT, f"scenario 是 {shown(record['scenario'])}，不是已知情景（{'、'.join(SCRIPT)}）。"),
         (type(budget) is dict and is_int(budget.get("max_attempts")) and 1 <= budget["max_attempts"] <= 5
          and is_number(budget.get("max_seconds")) and 0 <= budget["max_seconds"] <= 300,
-         f"budget 是 {budget!r}：max_attempts 应为 1-5 的整数，max_seconds 应为 0-300 秒。"),
-        (type(status) is str and status in REASONS, f"status 是 {status!r}，不是循环的状态（{'、'.join(REASONS)}）。"),
-        (type(status) is not str or status not in REASONS or reason in REASONS[status], f"reason 是 {reason!r}，与 status {status!r} 不配。"),
+         f"budget 是 {shown(budget)}：max_attempts 应为 1-5 的整数，max_seconds 应为 0-300 秒。"),
+        (type(status) is str and status in REASONS, f"status 是 {shown(status)}，不是循环的状态（{'、'.join(REASONS)}）。"),
+        (type(status) is not str or status not in REASONS or reason in REASONS[status], f"reason 是 {shown(reason)}，与 status {shown(status)} 不配。"),
         ((type(record["error_type"]) is str) == (reason == "unexpected_error"),
-         f"error_type 是 {record['error_type']!r}：只有 unexpected_error 才记录 error_type，且必须记录。"),
+         f"error_type 是 {shown(record['error_type'])}：只有 unexpected_error 才记录 error_type，且必须记录。"),
         (record["semantic_review"] == "pending",
-         f"semantic_review 是 {record['semantic_review']!r}：循环从不判断内容，只能是 pending。"),
+         f"semantic_review 是 {shown(record['semantic_review'])}：循环从不判断内容，只能是 pending。"),
         (is_int(record["actual_api_calls"]) and record["actual_api_calls"] == 0,
-         f"actual_api_calls 是 {record['actual_api_calls']!r}：循环不调用模型，只能是 0。"),
+         f"actual_api_calls 是 {shown(record['actual_api_calls'])}：循环不调用模型，只能是 0。"),
         (context_ok(context), "context 应记录 16 个文件的逐文件哈希，且合并指纹与它们一致。"),
         (type(record["attempts"]) is list, "attempts 应为尝试记录的数组。"),
         ((record["blocked_proposal"] is None) == (reason != "permission_boundary"),
@@ -321,12 +340,14 @@ def shape_problems(record, name):
         (record["blocked_proposal"] is None or (type(record["blocked_proposal"]) is dict and all(
             type(record["blocked_proposal"].get(key)) is str for key in ("action", "target", "reason"))),
          "blocked_proposal 应有字符串字段 action、target、reason。"),
-        (handoff_ok(record["handoff"], status), "handoff：除 needs_review 外的每个停止都要有 stopped_at、done、"
-                                                 "inspect、decide 四项，needs_review 与 running 没有 handoff。"),
+        (handoff_ok(record, name), "handoff：除 needs_review 外的每个停止都要写明 stopped_at、done、inspect"
+                                   "（含 loop.json 与每个子运行的 run.json）和具体的 decide（不能只说“请处理”），"
+                                   "needs_review 与 running 没有 handoff。"),
         (is_number(record["elapsed_seconds"]) and record["elapsed_seconds"] >= 0,
-         f"elapsed_seconds 是 {record['elapsed_seconds']!r}，应为不小于 0 的秒数。"),
-        (type(record["started_at"]) is str and (type(record["finished_at"]) is str) == (status != "running"),
-         "started_at 应为时间字符串；finished_at 在结束后记录，running 时为 null。"),
+         f"elapsed_seconds 是 {shown(record['elapsed_seconds'])}，应为不小于 0 的秒数。"),
+        (timestamps_ok(record["started_at"], record["finished_at"], status),
+         "started_at 应为 UTC 时间（如 2026-01-01T00:00:00Z）；finished_at 在结束后记录且不早于 started_at，"
+         "running 时为 null。"),
     ]
     problems = [message for ok, message in checks if not ok]
     if problems:
@@ -340,7 +361,7 @@ def shape_problems(record, name):
 
 
 def context_ok(context):
-    if type(context) is not dict or context.get("files") != len(LOOP_FILES):
+    if type(context) is not dict or not is_int(context.get("files")) or context["files"] != len(LOOP_FILES):
         return False
     entries = context.get("entries")
     if type(entries) is not dict or sorted(entries) != sorted(LOOP_FILES) or not all(
@@ -354,14 +375,35 @@ def combined_fingerprint(entries):
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def handoff_ok(handoff, status):
+def timestamps_ok(started, finished, status):
+    if type(started) is not str or not TIMESTAMP.fullmatch(started):
+        return False
+    if status == "running":
+        return finished is None
+    # same fixed-width UTC format, so text order is time order
+    return type(finished) is str and TIMESTAMP.fullmatch(finished) is not None and finished >= started
+
+
+def handoff_ok(record, name):
+    """A stop handed to a person says where, what was done, what to inspect and what to decide.
+
+    Never just "please handle": the decision must be spelled out, and the files to inspect
+    include the loop record and every recorded child run.
+    """
+    handoff, status = record["handoff"], record["status"]
     if type(status) is not str or status not in REASONS:
         return True  # the status itself is reported
     if status in ("needs_review", "running"):
         return handoff is None
-    return (type(handoff) is dict and all(key in handoff for key in HANDOFF_KEYS)
+    if not (type(handoff) is dict and all(key in handoff for key in HANDOFF_KEYS)
             and type(handoff["done"]) is list and type(handoff["inspect"]) is list
-            and all(type(handoff[key]) is str and handoff[key].strip() for key in ("stopped_at", "decide")))
+            and all(type(handoff[key]) is str for key in ("stopped_at", "decide"))):
+        return False
+    attempts = record["attempts"] if type(record["attempts"]) is list else []
+    must_inspect = {f"loop-runs/{name}/loop.json"} | {
+        f"{entry['child_run']}/run.json" for entry in attempts if type(entry) is dict and "child_run" in entry}
+    return (len(handoff["decide"].strip()) >= MIN_DECISION and handoff["stopped_at"].strip() != ""
+            and must_inspect <= set(handoff["inspect"]))
 
 
 def attempt_problem(number, entry, name, status, last):
@@ -369,8 +411,8 @@ def attempt_problem(number, entry, name, status, last):
     where = f"attempts 第 {number} 项"
     if type(entry) is not dict or any(key not in entry for key in ATTEMPT_KEYS):
         return f"{where} 缺少字段（应有 {'、'.join(ATTEMPT_KEYS)}）。"
-    if entry["attempt"] != number or entry["child_run"] != f"runs/{name}-{number:02d}":
-        return (f"{where} 记录为第 {entry['attempt']!r} 次、子运行 {entry['child_run']!r}：尝试必须按 1..n 依次记录，"
+    if not is_int(entry["attempt"]) or entry["attempt"] != number or entry["child_run"] != f"runs/{name}-{number:02d}":
+        return (f"{where} 记录为第 {shown(entry['attempt'])} 次、子运行 {shown(entry['child_run'])}：尝试必须按 1..n 依次记录，"
                 f"第 {number} 次的子运行是 runs/{name}-{number:02d}（有尝试被删除或调换了顺序）。")
     candidate, feedback, state = entry["candidate"], entry["feedback"], entry["state"]
     if type(candidate) is not dict or candidate.get("action") != "export" \
@@ -381,10 +423,10 @@ def attempt_problem(number, entry, name, status, last):
     allowed_states = {"done": True, "running": last and status == "running",
                       "unknown": last and status in ("interrupted", "needs_human")}
     if type(state) is not str or not allowed_states.get(state, False):
-        return f"{where} 的 state 是 {state!r}：只有最后一次尝试可以是 running（记录仍在进行）或 unknown（被中断或意外停止）。"
+        return f"{where} 的 state 是 {shown(state)}：只有最后一次尝试可以是 running（记录仍在进行）或 unknown（被中断或意外停止）。"
     if (state == "done") != (entry["status"] in CHILD_STATUSES[1:]) or \
             (state != "done" and entry["status"] is not None):
-        return f"{where} 的 status 是 {entry['status']!r}，与 state {state!r} 不配。"
+        return f"{where} 的 status 是 {shown(entry['status'])}，与 state {shown(state)} 不配。"
     return None
 
 
@@ -416,7 +458,8 @@ def main(argv=None):
     for text in args.loop_dirs:
         path = Path(text)
         if not path.is_dir() or path.resolve().parent.name != "loop-runs":
-            parser.error(f"{text} 不是循环记录目录：请给出 loop-runs/ 下的某个目录，例如 loop-runs/repair-01。")
+            parser.error(f"{text} 不是循环记录目录：请给出 loop-runs/ 下的目录，例如 loop-runs/repair-01"
+                         "（这次没有核对任何目录；用通配符时请先移走 loop-runs/ 里的其他文件）。")
         folders.append(path)
     workspaces, counts = {}, {"pass": 0, "fail": 0, "needs_human": 0}
     for folder in folders:
@@ -430,4 +473,8 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        say("已中断：没有完成核对，已打印的结果仍然有效。")
+        sys.exit(130)

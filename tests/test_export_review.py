@@ -125,6 +125,8 @@ FILE_CASES = [
     ("empty file", b"", "候选文件不是合法的 JSON：第 1 行第 1 列附近有语法错误。"),
     ("BOM, then broken JSON", b'\xef\xbb\xbf{\n"title" "x"}', "候选文件不是合法的 JSON：第 2 行第 9 列附近有语法错误。"),
     ("non-UTF-8 bytes", b'{"title": "\xff\xfe", "cards": []}', "候选文件不是 UTF-8 编码的文本，请用 UTF-8 另存后再试。"),
+    ("nesting too deep to read", b"[" * 100000, "候选文件不是合法的 JSON：含有过长的数字或嵌套过深的结构。"),
+    ("a 5000-digit number", b"1" * 5000, "候选文件不是合法的 JSON：含有过长的数字或嵌套过深的结构。"),
 ]
 
 

@@ -32,6 +32,12 @@ def replace_once(rel, old, new):
     return tamper
 
 
+def write(rel, text):
+    def tamper(run_dir):
+        (run_dir / rel).write_text(text, encoding="utf-8")
+    return tamper
+
+
 def delete(rel):
     return lambda run_dir: (run_dir / rel).unlink()
 
@@ -121,10 +127,18 @@ TAMPERS = [
      INPUT_EDITED),
     ("input copy replaced and its hash in run.json too", "valid",
      both(copy_semantic_input, change_record(rehash("input/candidate.json", "input"))),
-     "产物里的卡片与输入副本不一致：产物不是由这份输入导出的。"),
+     "输入副本与运行时 samples/valid.json 的指纹不符：sample 标签被改动过，或输入不是这个样例。"),
     ("broken run.json", "valid", replace_once("run.json", b'"schema"', b'"schema'),
-     "run.json 不是合法的 JSON：记录损坏或被改动过。"),
+     "run.json 无法读取或不是合法的 JSON：记录损坏或被改动过。"),
     ("missing run.json", "valid", delete("run.json"), "run.json 不存在：这不是一个完整的运行目录。"),
+    ("sample relabelled valid -> bad-quote", "valid", change_record(lambda r, _: r.update(sample="bad-quote")),
+     "输入副本与运行时 samples/bad-quote.json 的指纹不符：sample 标签被改动过，或输入不是这个样例。"),
+    ("sample relabelled semantic -> valid", "semantic", change_record(lambda r, _: r.update(sample="valid")),
+     "输入副本与运行时 samples/valid.json 的指纹不符：sample 标签被改动过，或输入不是这个样例。"),
+    ("run.json nested too deep to read", "valid", write("run.json", "[" * 100000),
+     "run.json 无法读取或不是合法的 JSON：记录损坏或被改动过。"),
+    ("cards.json holding a 5000-digit number", "valid", write("artifact/cards.json", "1" * 5000),
+     "cards.json 或 review.md 不是合法的 UTF-8/JSON：产物被改动过。"),
     ("run renamed in run.json", "valid", change_record(lambda r, _: r.update(run="other")),
      "run.json 记录的运行名 'other' 与目录名 'tampered-"),
     ("run folder renamed", "bad-quote", rename_folder, "与目录名 'moved' 不符。"),
@@ -288,10 +302,10 @@ class CliTest(VerifyCase):
             with self.subTest(target=target.name):
                 code, out, err = run_main(verify_harness.main, str(target))
                 self.assertEqual((code, out), (2, ""))
-                self.assertIn("找不到运行目录", err)
+                self.assertIn("不是运行目录", err)
         code, out, err = self.run_cli("verify_harness.py", "runs/nothing")
         self.assertEqual(code, 2)
-        self.assertIn("找不到运行目录 runs/nothing", err)
+        self.assertIn("runs/nothing 不是运行目录", err)
         self.assertNoTraceback(err)
 
     # regression test for B5 in /work/team/bugs-base.md

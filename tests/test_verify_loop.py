@@ -9,6 +9,7 @@ line per folder, exit codes, folders given from another directory) runs as a sub
 import contextlib
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -141,9 +142,52 @@ class ForgeryTest(VerifyTestCase):
         self.assertFails("b", "stalled/repeated_failure")
 
     def test_stall_claimed_where_the_second_attempt_passed(self):
-        self.forge("r", lambda rec: rec.update(status="stalled", reason="repeated_failure",
-                                               handoff={"stopped_at": "x", "done": [], "inspect": [], "decide": "y"}))
+        # a well-formed handoff, so that only the evidence can give the forgery away
+        handoff = {"stopped_at": "第 2 次尝试之后", "done": [],
+                   "inspect": ["loop-runs/r/loop.json", "runs/r-01/run.json", "runs/r-02/run.json"],
+                   "decide": "同一候选、同一错误重复出现，请决定是否修改候选。"}
+        self.forge("r", lambda rec: rec.update(status="stalled", reason="repeated_failure", handoff=handoff))
         self.assertFails("r", "needs_review/mechanical_pass")
+
+    def test_handoff_that_only_says_please_handle(self):
+        with self.forged("s", lambda rec: rec["handoff"].update(decide="请处理")):
+            self.assertFails("s", "不能只说“请处理”")
+        with self.forged("s", lambda rec: rec["handoff"].update(inspect=[])):
+            self.assertFails("s", "handoff")
+
+    def test_timestamps_out_of_order_or_not_times(self):
+        for started, finished in (("yesterday", ""), ("2030-01-01T00:00:00Z", "2020-01-01T00:00:00Z")):
+            with self.subTest(started=started), \
+                    self.forged("s", lambda rec: rec.update(started_at=started, finished_at=finished)):
+                self.assertFails("s", "started_at")
+
+    def test_blocked_proposal_target_or_reason_changed(self):
+        for change in ({"target": "my-own-blog"}, {"reason": " "}):
+            with self.subTest(change=change), self.forged("p", lambda rec: rec["blocked_proposal"].update(change)):
+                self.assertFails("p", "被拦下的提议被改动过")
+
+    def test_attempt_number_or_file_count_of_the_wrong_type(self):
+        for value in (True, 1.0):
+            with self.subTest(value=value), self.forged("r", lambda rec: rec["attempts"][0].update(attempt=value)):
+                self.assertFails("r", "attempts 第 1 项")
+        with self.forged("r", lambda rec: rec["context"].update(files=16.0)):
+            self.assertFails("r", "context")
+
+    def test_child_folder_linked_to_another_loops_child(self):
+        self.make("link-r", "repair")
+        self.make("link-s", "stuck")
+        child = self.root / "runs" / "link-r-01"
+        shutil.rmtree(child)
+        try:
+            os.symlink(self.root / "runs" / "link-s-01", child, target_is_directory=True)
+        except (OSError, AttributeError) as exc:  # Windows without the privilege
+            self.skipTest(f"cannot create a symlink here: {exc}")
+        self.assertFails("link-r", 'run（摘要 "link-r-01"，子运行 "link-s-01"）')
+
+    def test_stray_folder_with_other_digits_is_not_a_child(self):
+        self.make("digits", "repair")
+        (self.root / "runs" / "digits-\u0660\u0663").mkdir()
+        self.assertEqual(self.verdict("digits")["result"], "pass")
 
     def test_attempt_removed_from_the_front(self):
         self.forge("r", lambda rec: rec["attempts"].pop(0))
