@@ -14,12 +14,8 @@ from pathlib import Path
 EXIT_OK, EXIT_STOP, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
-def use_utf8_console():
-    """Keep the console's encoding, but escape what it cannot show instead of crashing.
-
-    A `\\uXXXX` escape inside a JSON string is still valid JSON, so the stdout line stays
-    machine-readable even on a console that has no Chinese characters.
-    """
+def use_safe_console():
+    """Keep the console's encoding, but escape what it cannot show instead of crashing."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.reconfigure(errors="backslashreplace")
@@ -28,8 +24,27 @@ def use_utf8_console():
 
 
 def print_json(obj):
-    """The one machine-readable line on stdout."""
-    print(json.dumps(obj, ensure_ascii=False), flush=True)
+    """The one machine-readable line on stdout, valid JSON whatever the console can show.
+
+    Real characters where stdout can encode them; JSON's own \\u escapes where it cannot
+    (a console's escapes would not be valid JSON).
+    """
+    line = json.dumps(obj, ensure_ascii=False)
+    try:
+        line.encode(sys.stdout.encoding or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        line = json.dumps(obj)
+    print(line, flush=True)
+
+
+def run(main, interrupted="已中断。"):
+    """Exit with MAIN's code; Ctrl-C anywhere becomes exit 130 with a Chinese line, no traceback."""
+    try:
+        code = main()
+    except KeyboardInterrupt:
+        say(interrupted)
+        code = EXIT_INTERRUPTED
+    sys.exit(code)
 
 
 def say(message):
@@ -58,7 +73,14 @@ def chinese(message):
 
 
 class ChineseArgumentParser(argparse.ArgumentParser):
-    """argparse, but a bad argument is explained in Chinese and always exits 2."""
+    """argparse, but a bad argument is explained in Chinese and always exits 2.
+
+    Abbreviated options are refused, so no English "ambiguous option" message can appear.
+    """
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message):
         self.print_usage(sys.stderr)

@@ -187,13 +187,13 @@ def export_candidate(candidate_path, out_dir, notes_dir=NOTES_DIR):
 
 
 def main(argv=None):
-    import argparse
-    from cli import ChineseArgumentParser, print_json, use_utf8_console
+    from cli import EXIT_OK, EXIT_STOP, ChineseArgumentParser, print_json, say, use_safe_console
 
-    use_utf8_console()
+    use_safe_console()
     parser = ChineseArgumentParser(
         description="校验候选复习卡片，通过后导出 review.md 与 cards.json。",
-        epilog="退出码：0 已导出；1 候选违反机械规则（stderr 给出规则）；2 参数错误或输出目录已存在。",
+        epilog="退出码：0 已导出；1 候选违反机械规则（stderr 给出规则）或文件不可读；2 参数错误或输出目录已存在；"
+               "130 被 Ctrl-C 中断。",
     )
     parser.add_argument("candidate", help="候选 JSON 文件，例如 samples/valid.json")
     parser.add_argument("--out", required=True, help="新的输出目录（不得已存在）")
@@ -208,13 +208,19 @@ def main(argv=None):
     try:
         artifact = export_candidate(candidate, out_dir)
     except ValidationError as exc:
-        print(f"导出被拒绝：{exc}", file=sys.stderr)
+        say(f"导出被拒绝：{exc}请按这条规则修改候选后，换一个新的输出目录再导出。")
         print_json({"status": "rejected", "error": {"type": "ValidationError", "message": str(exc)}})
-        return 1
-    print(f"已导出到 {out_dir}：请打开 review.md 做内容审核。", file=sys.stderr)
+        return EXIT_STOP
+    except (OSError, UnicodeDecodeError) as exc:  # not a rule: a file that cannot be read or written
+        say(f"导出没有完成（{type(exc).__name__}：{exc}）：请确认 project/notes/ 里的笔记是 UTF-8 文本、"
+            "输出位置可写，然后换一个新的输出目录重试。")
+        print_json({"status": "error", "error": {"type": type(exc).__name__, "message": str(exc)}})
+        return EXIT_STOP
+    say(f"已导出到 {out_dir}：请打开 review.md 做内容审核。")
     print_json({"status": "exported", "out": str(out_dir), "artifact": artifact})
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from cli import run
+    run(main, "已中断：导出没有完成，请删除输出目录后用新目录重试。")

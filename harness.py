@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from cli import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOP, EXIT_USAGE, ChineseArgumentParser,
-                 print_json, say, use_utf8_console, write_json_atomic)
+                 print_json, run, say, use_safe_console, write_json_atomic)
 
 ROOT = Path(__file__).resolve().parent
 SAMPLES = ("valid", "bad-quote", "semantic")
@@ -68,9 +68,21 @@ def fingerprint(root, files=WATCHED_FILES, cache=None):
         if path not in cache:
             cache[path] = file_sha256(path)
         entries[rel] = cache[path]
-    combined = "".join(f"{rel}\t{sha}\n" for rel, sha in entries.items())
-    return {"files": len(entries), "fingerprint": hashlib.sha256(combined.encode("utf-8")).hexdigest(),
-            "entries": entries}
+    return {"files": len(entries), "fingerprint": combined_fingerprint(entries), "entries": entries}
+
+
+def combined_fingerprint(entries):
+    """sha256 of one `PATH<TAB>SHA256` line per file, sorted by path (SPEC §2)."""
+    text = "".join(f"{rel}\t{entries[rel]}\n" for rel in sorted(entries))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def make_folder(path):
+    """mkdir that explains a same-named file in the way (instead of calling the name used)."""
+    try:
+        path.mkdir(exist_ok=True)
+    except FileExistsError:
+        raise NotADirectoryError(f"{path.name} 是一个文件而不是文件夹，请把它移走或改名") from None
 
 
 def now_iso():
@@ -93,10 +105,7 @@ def run_harness(root, name, sample, cache=None):
     data = source.read_bytes().replace(b"\r\n", b"\n")
     context = fingerprint(root, cache=cache)
     run_dir = root / "runs" / name
-    try:
-        run_dir.parent.mkdir(exist_ok=True)
-    except FileExistsError:  # not "name used": a file called runs is in the way
-        raise NotADirectoryError(f"{run_dir.parent.name} 是一个文件而不是文件夹，请把它移走或改名") from None
+    make_folder(run_dir.parent)
     run_dir.mkdir()
     (run_dir / "input").mkdir()
     (run_dir / INPUT_COPY).write_bytes(data)
@@ -158,7 +167,7 @@ EXIT_FOR = {"needs_review": EXIT_OK, "failed": EXIT_STOP, "needs_human": EXIT_ST
 
 
 def main(argv=None):
-    use_utf8_console()
+    use_safe_console()
     parser = ChineseArgumentParser(
         description="导出任务的单次 Harness：检查环境，或在新的 runs/NAME/ 中运行一次导出与验证。",
         epilog="退出码：0 就绪 / needs_review；1 未就绪 / failed / needs_human；"
@@ -206,4 +215,4 @@ def run_command(parser, name, sample):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(main, "已中断。")

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import harness
 from cli import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOP, EXIT_USAGE, ChineseArgumentParser,
-                 print_json, say, use_utf8_console, write_json_atomic)
+                 print_json, run, say, use_safe_console, write_json_atomic)
 
 ROOT = Path(__file__).resolve().parent
 SCENARIOS = ("repair", "stuck", "semantic", "permission")
@@ -76,14 +76,6 @@ def argument_problem(name, scenario, max_attempts, max_seconds):
         return (f"--max-seconds 应为 {SECONDS_RANGE[0]}-{SECONDS_RANGE[1]} 秒（可以是小数，只在轮次边界检查），"
                 f"收到 {max_seconds!r}。")
     return None
-
-
-def make_folder(path):
-    """mkdir that explains a same-named file in the way (instead of calling the name used)."""
-    try:
-        path.mkdir(exist_ok=True)
-    except FileExistsError:
-        raise NotADirectoryError(f"{path.name} 是一个文件而不是文件夹，请把它移走或改名") from None
 
 
 def used_name(root, name):
@@ -159,7 +151,7 @@ class OuterLoop:
         return self.record["attempts"]
 
     def run(self):
-        make_folder(self.folder.parent)
+        harness.make_folder(self.folder.parent)
         try:
             self.folder.mkdir()
         except FileExistsError:  # taken between the name check and now
@@ -383,7 +375,7 @@ def summary(record):
 
 
 def main(argv=None):
-    use_utf8_console()
+    use_safe_console()
     parser = ChineseArgumentParser(
         description="第 14 篇的外层循环：在预算内根据反馈更换固定候选，停在 needs_review、停滞、预算耗尽或需要人工。",
         epilog="退出码：0 needs_review（机械通过，内容待审）；1 stalled / budget_exhausted / needs_human（受控停止）；"
@@ -417,8 +409,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        say("已中断：最终记录可能没有写完，请先核对 loop-runs/ 与 runs/ 里的实际文件。")
-        sys.exit(EXIT_INTERRUPTED)
+    run(main, "已中断：最终记录可能没有写完，请先核对 loop-runs/ 与 runs/ 里的实际文件。")

@@ -193,12 +193,12 @@ def missing_from_review(record, review):
 
 
 def main(argv=None):
-    from cli import ChineseArgumentParser, print_json, say, use_utf8_console
+    from cli import ChineseArgumentParser, print_json, say, use_safe_console
 
-    use_utf8_console()
+    use_safe_console()
     parser = ChineseArgumentParser(
         description="独立核对候选 JSON 或导出的产物目录（不导入 export_review.py）。",
-        epilog="退出码：0 通过；1 发现问题（逐条写明卡片编号）；2 参数错误。",
+        epilog="退出码：0 通过；1 发现问题（逐条写明卡片编号）；2 参数错误；130 被 Ctrl-C 中断。",
     )
     parser.add_argument("target", help="候选 JSON 文件，或含 review.md 与 cards.json 的产物目录")
     text = parser.parse_args(argv).target
@@ -219,4 +219,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from cli import run
+    run(main, "已中断：没有完成核对。")

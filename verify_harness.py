@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import verify_export
-from harness import SAMPLES, WATCHED_FILES, file_sha256, fingerprint
+from harness import SAMPLES, WATCHED_FILES, combined_fingerprint, file_sha256, fingerprint
 
 RUN_KEYS = ("schema", "run", "sample", "status", "semantic_review", "input", "context", "steps",
             "error", "artifact", "actual_api_calls", "started_at", "finished_at")
@@ -176,21 +176,20 @@ def changed_files(record, root, cache):
     entries = context.get("entries") if type(context) is dict else None
     if type(entries) is not dict or sorted(entries) != sorted(WATCHED_FILES):
         return ["run.json 的 context（应列出 14 个受监视文件）"]
-    combined = "".join(f"{rel}\t{entries[rel]}\n" for rel in sorted(entries))
-    if hashlib.sha256(combined.encode("utf-8")).hexdigest() != context.get("fingerprint") \
-            or context.get("files") != len(WATCHED_FILES):
+    if combined_fingerprint(entries) != context.get("fingerprint") \
+            or type(context.get("files")) is not int or context["files"] != len(WATCHED_FILES):
         return ["run.json 的 context.fingerprint（与逐文件哈希不符）"]
     current = fingerprint(root, cache=cache)["entries"]
     return [rel for rel in sorted(entries) if entries[rel] != current[rel]]
 
 
 def main(argv=None):
-    from cli import ChineseArgumentParser, print_json, say, use_utf8_console
+    from cli import ChineseArgumentParser, print_json, say, use_safe_console
 
-    use_utf8_console()
+    use_safe_console()
     parser = ChineseArgumentParser(
         description="独立核对一次 harness 运行：从目录里的文件重新推导状态。",
-        epilog="退出码：0 记录一致（pass）；1 发现问题（fail）或需要人工（needs_human）；2 参数错误。",
+        epilog="退出码：0 记录一致（pass）；1 发现问题（fail）或需要人工（needs_human）；2 参数错误；130 被 Ctrl-C 中断。",
     )
     parser.add_argument("run_dir", help="运行目录，例如 runs/demo-01")
     run_dir = Path(parser.parse_args(argv).run_dir)
@@ -209,8 +208,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        print("已中断：没有完成核对。", file=sys.stderr)
-        sys.exit(130)
+    from cli import run
+    run(main, "已中断：没有完成核对。")

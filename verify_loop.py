@@ -13,7 +13,6 @@ learner's folder from anywhere; file hashes and the `runs/` listing are read onc
 A mid-run time stop, an interrupt, an unexpected error or a record still `running` cannot be
 judged against the table: `needs_human`, saying what to inspect.
 """
-import hashlib
 import json
 import math
 import os
@@ -23,7 +22,7 @@ from pathlib import Path
 
 import harness
 import verify_harness
-from cli import EXIT_OK, EXIT_STOP, ChineseArgumentParser, print_json, read_json, say, use_utf8_console
+from cli import EXIT_OK, EXIT_STOP, ChineseArgumentParser, print_json, read_json, run, say, use_safe_console
 
 LOOP_FILES = harness.WATCHED_FILES + ("loop_lab.py", "docs/loop/TASK.md")
 # What each scenario's script exports, in order, and how it ends when the budgets allow it.
@@ -367,12 +366,7 @@ def context_ok(context):
     if type(entries) is not dict or sorted(entries) != sorted(LOOP_FILES) or not all(
             type(sha) is str and (sha == "missing" or SHA256.fullmatch(sha)) for sha in entries.values()):
         return False
-    return combined_fingerprint(entries) == context.get("fingerprint")
-
-
-def combined_fingerprint(entries):
-    text = "".join(f"{rel}\t{entries[rel]}\n" for rel in sorted(entries))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return harness.combined_fingerprint(entries) == context.get("fingerprint")
 
 
 def timestamps_ok(started, finished, status):
@@ -447,10 +441,10 @@ def print_result(result, several):
 
 
 def main(argv=None):
-    use_utf8_console()
+    use_safe_console()
     parser = ChineseArgumentParser(
         description="独立核对一个或多个循环记录（loop-runs/NAME）：按情景预期、子运行和上下文指纹重新推导结果。",
-        epilog="退出码：0 每个循环都通过；1 有循环 fail 或 needs_human；2 参数错误（例如给的不是 loop-runs/ 下的目录）。",
+        epilog="退出码：0 每个循环都通过；1 有循环 fail 或 needs_human；2 参数错误（例如给的不是 loop-runs/ 下的目录）；130 被 Ctrl-C 中断。",
     )
     parser.add_argument("loop_dirs", nargs="+", metavar="LOOP_DIR", help="循环目录，例如 loop-runs/repair-01")
     args = parser.parse_args(argv)
@@ -473,8 +467,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        say("已中断：没有完成核对，已打印的结果仍然有效。")
-        sys.exit(130)
+    run(main, "已中断：没有完成核对，已打印的结果仍然有效。")

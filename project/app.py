@@ -14,7 +14,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]  # `assistant` and the workspace's `cli`, from any cwd
 
 from cli import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOP, EXIT_USAGE, ChineseArgumentParser,  # noqa: E402
-                 print_json, say, use_utf8_console)
+                 print_json, say, use_safe_console)
 
 EXIT_CODES = ("退出码：0 成功（ask：模型给出了回答）；1 受控停止（ask：其他停止原因）；"
               "2 参数错误；130 被 Ctrl-C 中断。")
@@ -398,7 +398,7 @@ COMMANDS = {"ask": command_ask, "chat": command_chat, "search": command_search, 
 
 def main(argv=None):
     from assistant.notes import NotesError
-    use_utf8_console()
+    use_safe_console()
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)

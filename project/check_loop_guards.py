@@ -24,7 +24,7 @@ from assistant.agent import history_problems, run_question, seal_dangling_tool_c
 from assistant.client import BadRequestError, ChatClient, describe_api_error  # noqa: E402
 from assistant.tools import TOOL_SCHEMAS, run_tool  # noqa: E402
 from cli import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOP, ChineseArgumentParser, print_json,  # noqa: E402
-                 say, use_utf8_console)
+                 say, use_safe_console)
 from mock_model import MockServer  # noqa: E402
 
 QUESTION = "RAG 的步骤顺序是什么？"
@@ -424,7 +424,7 @@ def run_checks(lab, show):
 
 
 def main(argv=None):
-    use_utf8_console()
+    use_safe_console()
     parser = ChineseArgumentParser(
         prog="check_loop_guards.py", description="用会故意出错的 mock 模型验收笔记助手的停止条件（约 3 秒）。",
         epilog="退出码：0 全部通过（SKIP 不算失败）；1 有检查失败；2 参数错误；130 被 Ctrl-C 中断。",

@@ -411,8 +411,8 @@ def build_parser():
 
 def main(argv=None):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the workspace's cli module
-    from cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, say, use_utf8_console
-    use_utf8_console()
+    from cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, say, use_safe_console
+    use_safe_console()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535:

@@ -347,11 +347,12 @@ class ExportCliTest(ExporterCase):
         self.assertIn("退出码：0 已导出；1 候选违反机械规则", flowed)
         self.assertIn("2 参数错误或输出目录已存在", flowed)
 
-    # regression test for B1 in /work/team/bugs-base.md
+    # once a traceback: --out under a folder that does not exist
     def test_out_dir_under_a_missing_folder_is_no_traceback(self):
         out_dir = self.root / "no-such-folder" / "out"
         try:
             code, _, _ = run_main(export_review.main, str(self.root / "samples" / "valid.json"), "--out", str(out_dir))
         except OSError as exc:
             self.fail(f"export_review.py --out {out_dir} raised {type(exc).__name__}: {exc}")
-        self.assertIn(code, (0, 2), "a bad --out is a usage error (2) or is created with its parents (0)")
+        self.assertEqual(code, 2, "a --out whose parent folder does not exist is a usage error")
+        self.assertFalse(out_dir.parent.exists())

@@ -5,14 +5,17 @@ module's ROOT pointed at the copy), and a few end to end as subprocesses for the
 The fingerprint is recomputed here from the SPEC's definition, not with the harness's code.
 """
 import json
+import os
 import re
+import subprocess
+import sys
 import unittest
 from unittest import mock
 
 import export_review
 import harness
 import verify_export
-from tests.support import WorkspaceTestCase
+from tests.support import ROOT, WorkspaceTestCase
 from tests.test_export_review import REVERSED_ANSWER, run_main, sha256
 
 WATCHED = (
@@ -325,7 +328,7 @@ class UnexpectedErrorTest(HarnessCase):
         self.assertIn("出现意外情况（UnicodeDecodeError", err)
         self.assertEqual(self.stored("crash")["error"]["type"], "UnicodeDecodeError")
 
-    # regression test for B7 in /work/team/bugs-base.md
+    # once a traceback and a half-created run: a watched path that cannot be read
     def test_unreadable_watched_file_is_no_traceback_and_no_half_run(self):
         # a watched path that exists but cannot be read (here a folder; on Windows also a locked file)
         (self.root / "AGENTS.md").unlink()
@@ -334,10 +337,38 @@ class UnexpectedErrorTest(HarnessCase):
             code, out, err = self.main_in_copy("--run", "half", "--sample", "valid")
         except OSError as exc:
             self.fail(f"harness --run raised {type(exc).__name__}: {exc}")
-        self.assertIsInstance(code, int)
-        run_dir = self.run_dir("half")
-        self.assertTrue(not run_dir.exists() or run_dir.joinpath("run.json").is_file(),
-                        "runs/half/ was left without run.json")
+        # an unreadable watched file is recorded as "missing", so the run goes on and says so
+        self.assertEqual(code, 0)
+        record = self.stored("half")
+        self.assertEqual(record["context"]["entries"]["AGENTS.md"], "missing")
+        self.assertTrue(self.run_dir("half").joinpath("run.json").is_file())
+
+
+class WatchedListTest(unittest.TestCase):
+    def test_task_document_lists_the_same_14_files_as_the_harness(self):
+        # the two places a person and the program read the list must not drift apart
+        text = (ROOT / "docs" / "harness" / "TASK.md").read_text(encoding="utf-8")
+        section = text.split("## 受监视的 14 个文件", 1)[1].split("\n## ", 1)[0]
+        listed = re.findall(r"^- `([^`]+)`$", section, re.MULTILINE)
+        self.assertEqual(len(listed), 14)
+        self.assertEqual(sorted(listed), sorted(harness.WATCHED_FILES))
+
+
+class ConsoleTest(WorkspaceTestCase):
+    def test_a_console_without_chinese_still_gets_one_valid_json_line(self):
+        candidate = self.root / "odd.json"
+        # the message repeats the id: an emoji and an accented letter must survive any console
+        candidate.write_text('{"title": "卡片", "cards": [{"note_id": "é😀", "question": "问题", '
+                             '"answer": "答案", "quote": "不在原文里的引文"}]}', encoding="utf-8")
+        for encoding in ("cp1252", "ascii", "gbk"):
+            with self.subTest(encoding=encoding):
+                proc = subprocess.run([sys.executable, str(self.root / "verify_export.py"), str(candidate)],
+                                      cwd=self.root, capture_output=True, timeout=30,
+                                      env=dict(os.environ, PYTHONIOENCODING=encoding))
+                self.assertEqual(proc.returncode, 1)
+                result = json.loads(proc.stdout.decode(encoding))
+                self.assertEqual(result["problems"], ["第 1 张卡：note_id「é😀」不是笔记编号（应形如 A01）。"])
+                self.assertNotIn(b"Traceback", proc.stderr)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ Copying the workspace is the slow part of a test here, so each class shares one 
 uses loop names of its own and puts back any shared file it changes.
 """
 import contextlib
+import hashlib
 import io
 import json
 from unittest import mock
@@ -150,7 +151,8 @@ class RecordTest(LoopTestCase):
         self.assertIn("docs/loop/TASK.md", on_disk["context"]["entries"])
         first, second = on_disk["attempts"]
         self.assertEqual(first["candidate"]["sample"], "bad-quote")
-        self.assertEqual(first["candidate"]["sha256"], harness.file_sha256(self.root / "samples" / "bad-quote.json"))
+        sample = (self.root / "samples" / "bad-quote.json").read_bytes().replace(b"\r\n", b"\n")
+        self.assertEqual(first["candidate"]["sha256"], hashlib.sha256(sample).hexdigest())
         self.assertEqual(first["child_run"], "runs/r-01")
         self.assertEqual((first["state"], first["status"]), ("done", "failed"))
         self.assertEqual(first["feedback"], {"error_type": "ValidationError", "message": QUOTE_ERROR})
@@ -483,7 +485,7 @@ class FaultTest(LoopTestCase):
 
         def failing(path, record):
             calls.append(record["status"])
-            if len(calls) == 3:  # the write before attempt 2
+            if len(calls) == 3:  # the write after attempt 1 (start, before attempt 1, after it)
                 raise PermissionError("denied")
             real_write(path, record)
 

@@ -64,7 +64,7 @@ class CandidateTest(VerifierCase):
         note.write_bytes(note.read_bytes().replace(b"\n", b"\r\n"))
         self.assertEqual(verify_export.check_candidate(self.root / "samples" / "valid.json", self.notes), [])
 
-    # regression test for B2 in /work/team/bugs-base.md
+    # once a traceback: a cited note that cannot be read or decoded
     def test_note_that_is_a_folder_gets_the_exporters_message(self):
         (self.notes / "A01.md").unlink()
         (self.notes / "A01.md").mkdir()
@@ -78,7 +78,7 @@ class CandidateTest(VerifierCase):
             self.fail(f"verify_export raised {type(exc).__name__} instead of naming the note")
         self.assertEqual(found, [str(caught.exception)])
 
-    # regression test for B2 in /work/team/bugs-base.md
+    # once a traceback: a cited note that cannot be read or decoded
     def test_note_that_is_not_utf8_is_a_problem_not_a_crash(self):
         note = self.notes / "A01.md"
         note.write_bytes(note.read_bytes() + b"\xff\xfe")
@@ -174,7 +174,7 @@ class ArtifactTest(VerifierCase):
             "第 4 张卡：找不到笔记 A07（project/notes/A07.md 不存在）。",
             "笔记 A07 已与导出时不同（或已不存在）：引文需要按现在的笔记重新核对。"])
 
-    # regression test for B3 in /work/team/bugs-base.md
+    # once missed: a same-size note edit under an unchanged mtime (a stale process-wide cache)
     def test_same_size_note_edit_is_seen_even_when_mtime_is_unchanged(self):
         folder = self.exported()
         self.assertEqual(verify_export.check_artifact(folder, self.notes), [])
@@ -188,7 +188,7 @@ class ArtifactTest(VerifierCase):
         os.utime(note, ns=(before.st_atime_ns, before.st_mtime_ns))
         self.assertEqual(verify_export.check_artifact(folder, self.notes), [A01_CHANGED])
 
-    # regression test for B4 in /work/team/bugs-base.md
+    # once a traceback: a note_id that is a list in cards.json
     def test_cards_json_with_a_non_string_note_id_is_a_problem_not_a_crash(self):
         folder = self.exported()
         path = folder / "cards.json"

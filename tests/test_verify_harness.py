@@ -244,7 +244,7 @@ class ChangedFilesTest(VerifyCase):
             path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
         self.assertEqual(self.verdict(run_dir)["result"], "pass")
 
-    # regression test for B2 in /work/team/bugs-base.md
+    # once a traceback: a cited note that cannot be read or decoded
     def test_note_no_longer_utf8_fails_instead_of_crashing(self):
         run_dir = self.make_run("valid")
         note = self.root / "project" / "notes" / "A01.md"
@@ -308,7 +308,7 @@ class CliTest(VerifyCase):
         self.assertIn("runs/nothing 不是运行目录", err)
         self.assertNoTraceback(err)
 
-    # regression test for B5 in /work/team/bugs-base.md
+    # once a traceback: a failed run whose input copy was deleted
     def test_failed_run_with_deleted_input_copy_fails_instead_of_crashing(self):
         run_dir = self.make_run("bad-quote")
         (run_dir / "input" / "candidate.json").unlink()
@@ -319,7 +319,7 @@ class CliTest(VerifyCase):
         self.assertEqual(result["result"], "fail")
         self.assertIn("输入副本 input/candidate.json 的哈希与记录不符：输入被改动或删除了。", result["problems"])
 
-    # regression test for B6 in /work/team/bugs-base.md
+    # once a wrong verdict: the run folder given as `.` from inside it
     def test_run_given_as_dot_from_inside_its_folder_passes(self):
         run_dir = self.make_run("valid")
         self.addCleanup(os.chdir, os.getcwd())
