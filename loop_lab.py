@@ -206,8 +206,9 @@ class OuterLoop:
     def attempt(self, number, sample, hashes):
         """One harness run in a fresh child folder, checked independently; a stop or None."""
         child = f"{self.name}-{number:02d}"
+        sample_file = f"samples/{sample}.json"  # read a moment ago by the context check
         candidate = {"action": "export", "sample": sample,
-                     "sha256": harness.file_sha256(self.root / "samples" / f"{sample}.json")}
+                     "sha256": harness.fingerprint(self.root, (sample_file,), cache=hashes)["entries"][sample_file]}
         entry = {"attempt": number, "candidate": candidate, "child_run": f"runs/{child}",
                  "state": "running", "status": None, "feedback": None}
         self.attempts.append(entry)
