@@ -1,18 +1,24 @@
-"""Command-line conventions shared by every script of the workspace (SPEC §2).
+"""Command-line plumbing shared by every script of the workspace; it holds no rule of any lesson.
 
-One JSON line on stdout, Chinese explanations on stderr, consoles that cannot show Chinese get
-escapes instead of a crash, argument errors exit 2 with a Chinese message, and record files
-are replaced atomically so a reader never sees half a record.
+What every script shares: one JSON line on stdout, Chinese explanations on stderr, consoles that
+cannot show Chinese get escapes instead of a crash, `--help` and argument errors in Chinese (exit
+2), Ctrl-C and termination signals turned into one exception, strict JSON reading (a duplicate key
+is an error), atomic record writes, and the claim of a new record folder by name. Verifiers share
+this file with the programs they check because none of it decides a verdict.
 """
 import argparse
 import json
 import os
 import re
+import shutil
+import signal
 import sys
 from pathlib import Path
 
 EXIT_OK, EXIT_STOP, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
+
+# --- consoles ------------------------------------------------------------------------------------
 
 def use_safe_console():
     """Keep the console's encoding, but escape what it cannot show instead of crashing."""
@@ -37,8 +43,46 @@ def print_json(obj):
     print(line, flush=True)
 
 
+def say(message):
+    """An explanation for the person at the terminal (stderr)."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def display_path(path):
+    """PATH as the person can type it from the current folder: relative when that stays short."""
+    path = Path(path)
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive on Windows: only the full path works
+        return str(path)
+    climbs = Path(relative).parts[:3].count("..")
+    return relative if climbs <= 2 else str(path.resolve())
+
+
+# --- interrupts ----------------------------------------------------------------------------------
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: the program stops as on Ctrl-C, and records that it was terminated."""
+
+
+def _terminate(signum, frame):
+    raise Terminated(signal.Signals(signum).name)
+
+
+def install_termination_handlers():
+    """SIGTERM and SIGHUP raise Terminated, where the platform has them (Windows has no SIGHUP)."""
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None:
+            try:
+                signal.signal(number, _terminate)
+            except (ValueError, OSError):  # not the main thread, or the platform refuses
+                pass
+
+
 def run(main, interrupted="已中断。"):
-    """Exit with MAIN's code; Ctrl-C anywhere becomes exit 130 with a Chinese line, no traceback."""
+    """Exit with MAIN's code; Ctrl-C or termination anywhere becomes exit 130 with a Chinese line."""
+    install_termination_handlers()
     try:
         code = main()
     except KeyboardInterrupt:
@@ -47,10 +91,7 @@ def run(main, interrupted="已中断。"):
     sys.exit(code)
 
 
-def say(message):
-    """An explanation for the person at the terminal (stderr)."""
-    print(message, file=sys.stderr, flush=True)
-
+# --- arguments -----------------------------------------------------------------------------------
 
 # argparse's own English messages, said again in Chinese (the value named stays as typed).
 _ARGPARSE_MESSAGES = (
@@ -59,33 +100,79 @@ _ARGPARSE_MESSAGES = (
     (r"argument (\S+): invalid choice: (.+?) \(choose from (.+)\)", "参数 {0} 的值 {1} 不在可选范围内（可选：{2}）"),
     (r"argument (\S+): invalid (\w+) value: (.+)", "参数 {0} 的值 {2} 不是有效的数字"),
     (r"argument (\S+): expected one argument", "参数 {0} 后面需要一个值"),
+    (r"argument (\S+): expected at least one argument", "参数 {0} 后面至少需要一个值"),
+    (r"argument (\S+): expected at most one argument", "参数 {0} 后面最多只能有一个值"),
+    (r"argument (\S+): expected (\d+) arguments?", "参数 {0} 后面需要 {1} 个值"),
+    (r"argument (\S+): ignored explicit argument (.+)", "参数 {0} 不接受值（收到 {1}）"),
     (r"argument (\S+): not allowed with argument (\S+)", "参数 {0} 不能和 {1} 一起使用"),
     (r"one of the arguments (.+) is required", "需要以下参数之一：{0}"),
 )
 
 
 def chinese(message):
+    """argparse's English message in Chinese; one it does not know is quoted inside a Chinese sentence."""
     for pattern, template in _ARGPARSE_MESSAGES:
         match = re.fullmatch(pattern, message)
         if match:
             return template.format(*match.groups())
-    return message
+    if re.search(r"[\u4e00-\u9fff]", message):  # already Chinese: one of our own messages
+        return message
+    return f"参数无法解析（argparse 的原话：{message}）"
+
+
+class _ChineseHelpFormatter(argparse.HelpFormatter):
+    def add_usage(self, usage, actions, groups, prefix=None):
+        super().add_usage(usage, actions, groups, "用法：" if prefix is None else prefix)
 
 
 class ChineseArgumentParser(argparse.ArgumentParser):
-    """argparse, but a bad argument is explained in Chinese and always exits 2.
+    """argparse whose help and errors are wholly Chinese; a bad argument always exits 2.
 
     Abbreviated options are refused, so no English "ambiguous option" message can appear.
     """
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("allow_abbrev", False)
-        super().__init__(*args, **kwargs)
+        kwargs.setdefault("formatter_class", _ChineseHelpFormatter)
+        add_help = kwargs.pop("add_help", True)
+        super().__init__(*args, add_help=False, **kwargs)
+        self._positionals.title, self._optionals.title = "位置参数", "选项"
+        if add_help:
+            self.add_argument("-h", "--help", action="help", default=argparse.SUPPRESS, help="显示本帮助并退出")
 
     def error(self, message):
         self.print_usage(sys.stderr)
         say(f"{self.prog}：参数错误：{chinese(message)}\n用 --help 查看用法。")
         sys.exit(EXIT_USAGE)
+
+
+# --- records -------------------------------------------------------------------------------------
+
+class DuplicateKeyError(ValueError):
+    """A JSON object names the same key twice: which value counts would be up to the reader."""
+
+    def __init__(self, key):
+        super().__init__(f"JSON 对象里键 {key!r} 出现了两次")
+        self.key = key
+
+
+def _object_without_duplicates(pairs):
+    obj = {}
+    for key, value in pairs:
+        if key in obj:
+            raise DuplicateKeyError(key)
+        obj[key] = value
+    return obj
+
+
+def loads_strict(text):
+    """json.loads, but a duplicate key anywhere raises DuplicateKeyError."""
+    return json.loads(text, object_pairs_hook=_object_without_duplicates)
+
+
+def read_json(path):
+    """Strict JSON from a UTF-8 file, a BOM allowed (PowerShell writes one)."""
+    return loads_strict(Path(path).read_bytes().decode("utf-8-sig"))
 
 
 def write_json_atomic(path, obj):
@@ -96,6 +183,57 @@ def write_json_atomic(path, obj):
     os.replace(tmp, path)
 
 
-def read_json(path):
-    """JSON from a UTF-8 file, a BOM allowed (PowerShell writes one)."""
-    return json.loads(Path(path).read_bytes().decode("utf-8-sig"))
+class NameTaken(FileExistsError):
+    """A record folder's name is used (PATH is what is in the way) or being claimed right now (BUSY)."""
+
+    def __init__(self, path, busy=False):
+        super().__init__(path)
+        self.path, self.busy = path, busy
+
+
+def make_folder(path):
+    """mkdir (parents too) that explains a same-named file in the way."""
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise NotADirectoryError(f"{Path(path).name} 是一个文件而不是文件夹，请把它移走或改名") from None
+
+
+def create_record_folder(parent, name, write_first, taken=None):
+    """Creates PARENT/NAME holding its first record, as one step, and returns its path.
+
+    Names are one name whatever their case (Windows and macOS file systems would merge them), so
+    the claim is a lock file `.lock-<name in lower case>`: of two processes claiming `Demo` and
+    `demo` at once, one gets it. Under the lock, a same-named entry of PARENT or TAKEN() (the
+    caller's own check; returns what is in the way, or None) refuses the name. WRITE_FIRST fills
+    a hidden staging folder that is then renamed, so PARENT/NAME never exists without its record.
+    """
+    parent = Path(parent)
+    make_folder(parent)
+    lock = parent / f".lock-{name.lower()}"
+    try:
+        os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        raise NameTaken(f"{parent.name}/{lock.name}", busy=True) from None
+    staging = parent / f".new-{name}-{os.getpid()}"
+    try:
+        in_way = _same_name(parent, name) or (taken() if taken else None)
+        if in_way:
+            raise NameTaken(in_way)
+        staging.mkdir()
+        write_first(staging)
+        os.rename(staging, parent / name)
+        return parent / name
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        try:
+            lock.unlink()
+        except OSError:  # already gone, or locked by a scanner on Windows: it only delays a reuse
+            pass
+
+
+def _same_name(parent, name):
+    """PARENT's entry that is NAME in another case (or exactly), as `parent/entry`; None if none."""
+    wanted = name.lower()
+    found = next((entry for entry in sorted(os.listdir(parent)) if entry.lower() == wanted), None)
+    return f"{parent.name}/{found}" if found else None
