@@ -10,7 +10,6 @@ import argparse
 import json
 import os
 import re
-import shutil
 import signal
 import sys
 from pathlib import Path
@@ -225,7 +224,9 @@ def create_record_folder(parent, name, write_first, taken=None):
         os.rename(staging, parent / name)
         return parent / name
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        if os.path.lexists(staging):  # only when the claim failed half-way
+            import shutil
+            shutil.rmtree(staging, ignore_errors=True)
         try:
             lock.unlink()
         except OSError:  # already gone, or locked by a scanner on Windows: it only delays a reuse
