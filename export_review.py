@@ -1,22 +1,29 @@
 """Exporter (lesson 13): turn a candidate set of review cards into a readable artifact.
 
 A candidate is a JSON object `{"title": ..., "cards": [{"note_id", "question", "answer",
-"quote"}, ...]}`. The mechanical rules are checked in a fixed order (structure, then for each
-card: fields, note, quote) and the first violation raises `ValidationError`: a known, teachable
+"quote"}, ...]}`. The mechanical rules of docs/harness/TASK.md are checked in a fixed order
+(readable JSON without a duplicate key, text that UTF-8 can hold, structure, then for each card:
+fields, note, quote) and the first violation raises `ValidationError`: a known, teachable
 rejection whose Chinese message names the card. Any other exception is unexpected.
 
-On success the exporter writes `OUT/review.md` (for a person) and `OUT/cards.json` (for
-machines: the cards, the sha256 of every note used, the sha256 of review.md and of the content).
-It never decides whether an answer is *right*: that is the human content review.
+On success the exporter writes `OUT/review.md` (for a person, rendered exactly as the task
+document defines) and `OUT/cards.json` (for machines: the cards, the sha256 of every note used,
+the sha256 of review.md and of the content). It never decides whether an answer is *right*:
+that is the human content review.
+
+Shared with other files: only cli.py plumbing (strict JSON parsing, console output, argument
+errors). verify_export.py implements the same rules and the same rendering on its own, from
+the task document; the rule messages are the contract between the two.
 
     python3 export_review.py CANDIDATE.json --out DIR
-    exit 0 exported, 1 rejected (the rule's message on stderr), 2 bad arguments or DIR exists
+    exit 0 exported, 1 rejected (the rule's message on stderr), 2 bad arguments or DIR exists, 130 Ctrl-C
 """
 import hashlib
 import json
 import re
-import sys
 from pathlib import Path
+
+import cli
 
 ROOT = Path(__file__).resolve().parent
 NOTES_DIR = ROOT / "project" / "notes"
@@ -27,6 +34,7 @@ MAX_TITLE = 80
 MAX_LENGTH = {"question": 200, "answer": 500, "quote": 300}
 MIN_QUOTE = 4
 NOTE_ID = re.compile(r"[A-Z][0-9]{2}", re.ASCII)
+SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class ValidationError(Exception):
@@ -42,19 +50,67 @@ def sha256_text(text):
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def readable(text):
+    """TEXT safe to print and to save as UTF-8: a lone surrogate shown as its \\u escape."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def read_candidate(path):
-    """The candidate's JSON value; unreadable text or broken JSON is a ValidationError."""
+    """The candidate's JSON value; unreadable text, broken JSON or a repeated key is a ValidationError."""
     try:
         text = Path(path).read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ValidationError("候选文件不是 UTF-8 编码的文本，请用 UTF-8 另存后再试。") from None
     try:
-        return json.loads(text)
+        return cli.loads_strict(text)
+    except cli.DuplicateKeyError as exc:
+        raise ValidationError(f"候选文件里同一个对象中的字段 {readable(exc.key)} 出现了两次："
+                              "请只保留其中一个后再试。") from None
     except json.JSONDecodeError as exc:
         raise ValidationError(
             f"候选文件不是合法的 JSON：第 {exc.lineno} 行第 {exc.colno} 列附近有语法错误。") from None
     except (ValueError, RecursionError):  # a number too long to read, or nesting too deep
         raise ValidationError("候选文件不是合法的 JSON：含有过长的数字或嵌套过深的结构。") from None
+
+
+def check_encodable(candidate):
+    """Every key and string must be text UTF-8 can hold; the first one that is not is named."""
+    if not isinstance(candidate, dict):
+        return reject_surrogate(candidate, "候选文件")
+    for key, value in candidate.items():
+        reject_surrogate(key, "候选文件")
+        if key == "title":
+            reject_surrogate(value, "title ")
+        elif key == "cards" and isinstance(value, list):
+            for number, card in enumerate(value, 1):
+                check_card_encodable(number, card)
+        else:
+            reject_surrogate(value, "候选文件")
+
+
+def check_card_encodable(number, card):
+    where = f"第 {number} 张卡："
+    if not isinstance(card, dict):
+        return reject_surrogate(card, where)
+    for key, value in card.items():
+        reject_surrogate(key, where + "字段名")
+        reject_surrogate(value, f"{where}{key} ")
+
+
+def reject_surrogate(value, where):
+    """Raises for the first lone surrogate in VALUE (any JSON value), naming WHERE it sits."""
+    if isinstance(value, str):
+        found = SURROGATE.search(value)
+        if found:
+            raise ValidationError(f"{where}含有无法用 UTF-8 保存的字符 \\u{ord(found.group()):04x}"
+                                  "（JSON 里单独的代理项转义）：请删掉它或换成完整的字符后再试。")
+    elif isinstance(value, list):
+        for item in value:
+            reject_surrogate(item, where)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            reject_surrogate(key, where)
+            reject_surrogate(item, where)
 
 
 def check_structure(candidate):
@@ -110,11 +166,12 @@ def read_note(number, note_id, notes_dir):
     path = Path(notes_dir) / f"{note_id}.md"
     if not path.is_file():
         raise ValidationError(where + f"找不到笔记 {note_id}（project/notes/{note_id}.md 不存在）。")
-    return lf(path.read_text(encoding="utf-8"))
+    return lf(path.read_bytes().decode("utf-8"))  # only CRLF is normalised, as the task document says
 
 
 def validate(candidate, notes_dir=NOTES_DIR):
     """Checks every rule in order; returns {note_id: note text} for the notes the cards cite."""
+    check_encodable(candidate)
     check_structure(candidate)
     notes = {}
     for number, card in enumerate(candidate["cards"], 1):
@@ -133,7 +190,7 @@ def note_title(text):
 
 
 def render_review(candidate, notes):
-    """review.md: what a person reads to do the content review."""
+    """review.md, rendered exactly as docs/harness/TASK.md defines it (a second renderer checks it)."""
     cards = candidate["cards"]
     lines = [
         f"# {candidate['title'].strip()}", "",
@@ -186,41 +243,60 @@ def export_candidate(candidate_path, out_dir, notes_dir=NOTES_DIR):
     return {name: sha256_text(text) for name, text in files.items()}
 
 
-def main(argv=None):
-    from cli import EXIT_OK, EXIT_STOP, ChineseArgumentParser, print_json, say, use_safe_console
+# Why a file could not be read or written, for the person; the exception's class follows in brackets.
+FILE_TROUBLE = ((UnicodeDecodeError, "有一篇被引用的笔记不是 UTF-8 文本"), (PermissionError, "没有读写权限"),
+                (FileNotFoundError, "文件或文件夹不存在"), (IsADirectoryError, "该是文件的地方是一个文件夹"),
+                (NotADirectoryError, "路径中有一段不是文件夹"), (OSError, "读写文件时出错"))
 
-    use_safe_console()
-    parser = ChineseArgumentParser(
+
+def file_trouble(exc):
+    reason = next(text for kind, text in FILE_TROUBLE if isinstance(exc, kind))
+    name = getattr(exc, "filename", None)
+    return f"{reason}（{cli.display_path(name)}）" if name else reason
+
+
+def parse_arguments(argv):
+    parser = cli.ChineseArgumentParser(
         description="校验候选复习卡片，通过后导出 review.md 与 cards.json。",
         epilog="退出码：0 已导出；1 候选违反机械规则（stderr 给出规则）或文件不可读；2 参数错误或输出目录已存在；"
                "130 被 Ctrl-C 中断。",
     )
-    parser.add_argument("candidate", help="候选 JSON 文件，例如 samples/valid.json")
+    parser.add_argument("candidate", help="候选 JSON 文件，例如 samples/valid.json（相对路径从当前文件夹算起）")
     parser.add_argument("--out", required=True, help="新的输出目录（不得已存在）")
     args = parser.parse_args(argv)
     candidate, out_dir = Path(args.candidate), Path(args.out)
     if not candidate.is_file():
-        parser.error(f"找不到候选文件 {candidate}：请确认路径，例如 samples/valid.json。")
+        parser.error(f"找不到候选文件 {cli.display_path(candidate)}：请确认路径，例如 samples/valid.json。")
     if out_dir.exists():
-        parser.error(f"输出目录 {out_dir} 已存在：为保留旧结果不会覆盖，请换一个新目录名。")
+        parser.error(f"输出目录 {cli.display_path(out_dir)} 已存在：为保留旧结果不会覆盖，请换一个新目录名。")
     if not out_dir.absolute().parent.is_dir():
-        parser.error(f"输出目录的上级文件夹 {out_dir.absolute().parent} 不存在：请先建好它，或换一个位置。")
+        parser.error(f"输出目录的上级文件夹 {cli.display_path(out_dir.absolute().parent)} 不存在："
+                     "请先建好它，或换一个位置。")
+    return candidate, out_dir
+
+
+def main(argv=None):
+    cli.use_safe_console()
+    candidate, out_dir = parse_arguments(argv)
     try:
         artifact = export_candidate(candidate, out_dir)
     except ValidationError as exc:
-        say(f"导出被拒绝：{exc}请按这条规则修改候选后，换一个新的输出目录再导出。")
-        print_json({"status": "rejected", "error": {"type": "ValidationError", "message": str(exc)}})
-        return EXIT_STOP
+        cli.say(f"导出被拒绝：{exc}这是规则的拒绝而不是程序出错；如果这是你自己写的候选，按这条规则改好后导出到"
+                "新的目录（samples/ 里的固定样例保持原样）。")
+        cli.print_json({"status": "rejected", "error": {"type": "ValidationError", "message": str(exc)}})
+        return cli.EXIT_STOP
+    except FileExistsError:  # made by someone else since the arguments were checked: still never overwritten
+        cli.say(f"输出目录 {cli.display_path(out_dir)} 刚刚被别的程序建立：为保留它不会覆盖，请换一个新目录名。")
+        return cli.EXIT_USAGE
     except (OSError, UnicodeDecodeError) as exc:  # not a rule: a file that cannot be read or written
-        say(f"导出没有完成（{type(exc).__name__}：{exc}）：请确认 project/notes/ 里的笔记是 UTF-8 文本、"
-            "输出位置可写，然后换一个新的输出目录重试。")
-        print_json({"status": "error", "error": {"type": type(exc).__name__, "message": str(exc)}})
-        return EXIT_STOP
-    say(f"已导出到 {out_dir}：请打开 review.md 做内容审核。")
-    print_json({"status": "exported", "out": str(out_dir), "artifact": artifact})
-    return EXIT_OK
+        cli.say(f"导出没有完成：{file_trouble(exc)}（{type(exc).__name__}）；请确认 project/notes/ 里的笔记"
+                "是课程原样的 UTF-8 文本、输出位置可写，然后换一个新的输出目录重试。")
+        cli.print_json({"status": "error", "error": {"type": type(exc).__name__, "message": str(exc)}})
+        return cli.EXIT_STOP
+    cli.say(f"已导出到 {cli.display_path(out_dir)}：请打开其中的 review.md 做内容审核。")
+    cli.print_json({"status": "exported", "out": str(out_dir), "artifact": artifact})
+    return cli.EXIT_OK
 
 
 if __name__ == "__main__":
-    from cli import run
-    run(main, "已中断：导出没有完成，请删除输出目录后用新目录重试。")
+    cli.run(main, "已中断：导出可能没有完成，输出目录（如果已经建立）里的文件不完整；请换一个新的输出目录重新导出。")

@@ -7,21 +7,40 @@ A run creates a fresh `runs/NAME/` holding the input copy, the context fingerpri
 watched files, the steps taken, the error when a step failed, the artifact when export
 succeeded and a status: `needs_review` (mechanical pass, content review pending), `failed`
 (a ValidationError: a known, teachable rejection) or `needs_human` (anything unexpected).
-One run, no retry: an error stops it. `run_harness()` is the public function other programs
-call in-process; this file knows nothing of what calls it.
-"""
-import hashlib
-import os
-import sys
-import time
-from pathlib import Path
+One run, no retry: an error stops it. Run names are one name whatever their case: `runs/Demo`
+makes `demo` used. `runs/NAME` appears only together with its input copy and first run.json.
+Ctrl-C (or SIGTERM/SIGHUP) at any moment prints one JSON line and exits 130.
 
-from cli import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOP, EXIT_USAGE, ChineseArgumentParser,
-                 print_json, run, say, use_safe_console, write_json_atomic)
+Shared with other files: cli.py plumbing (console, arguments, strict JSON, atomic records, the
+claim of a record folder). export_review.py and verify_export.py are imported only when a run
+exports. `run_harness()` is the public function other programs call in-process; this file
+knows nothing of what calls it. The verifier (verify_harness.py) keeps its own copy of the
+watched-file list and its own hashing; tests/test_watched_lists.py compares every copy with
+docs/harness/TASK.md.
+"""
+try:
+    import hashlib
+    import os
+    import sys
+    import time
+    from pathlib import Path
+
+    import cli
+except KeyboardInterrupt:  # Ctrl-C while Python is still loading this script: nothing exists yet
+    if __name__ != "__main__":
+        raise
+    import sys
+    sys.stdout.write('{"run": null, "sample": null, "status": "interrupted"}\n')
+    try:
+        sys.stderr.reconfigure(errors="backslashreplace")  # a console without Chinese gets escapes
+    except (AttributeError, ValueError):
+        pass
+    sys.stderr.write("已中断：harness.py 还在启动，没有创建任何文件。\n")
+    raise SystemExit(130)
 
 ROOT = Path(__file__).resolve().parent
 SAMPLES = ("valid", "bad-quote", "semantic")
-# The files a run depends on; docs/harness/TASK.md lists the same 14 for people.
+# The files a run depends on: the list of docs/harness/TASK.md (tests/test_watched_lists.py compares).
 WATCHED_FILES = (
     "harness.py", "verify_harness.py", "export_review.py", "verify_export.py",
     "AGENTS.md", "docs/harness/TASK.md",
@@ -36,12 +55,12 @@ INPUT_COPY = "input/candidate.json"
 
 
 def name_problem(name, max_len=64):
-    """Why NAME cannot be a run folder name (SPEC §2), in Chinese; None when it can."""
+    """Why NAME cannot be a run folder name (docs/harness/TASK.md), in Chinese; None when it can."""
     if not 1 <= len(name) <= max_len:
         return f"运行名「{name}」长度应为 1-{max_len} 个字符。"
-    bad = sorted(set(name) - NAME_CHARS)
+    bad = "".join(dict.fromkeys(ch for ch in name if ch not in NAME_CHARS))  # in the order typed
     if bad:
-        return f"运行名「{name}」含有不允许的字符 {''.join(bad)!r}：只能用字母、数字、点、下划线和连字符。"
+        return f"运行名「{name}」含有不允许的字符「{bad}」：只能用字母、数字、点、下划线和连字符。"
     if name[0] in ".-" or name.endswith(".") or ".." in name:
         return f"运行名「{name}」不能以点或连字符开头、不能以点结尾、不能含“..”。"
     if name.split(".")[0].upper() in DEVICE_NAMES:
@@ -52,74 +71,59 @@ def name_problem(name, max_len=64):
 def file_sha256(path):
     """sha256 of the file's bytes with CRLF -> LF (a Windows checkout hashes the same)."""
     try:
-        with open(path, "rb") as file:  # plain open: this runs for every watched file of every check
+        with open(path, "rb") as file:
             data = file.read()
     except OSError:  # absent, a folder, or locked: there is no file content to vouch for
         return "missing"
     return hashlib.sha256(data.replace(b"\r\n", b"\n")).hexdigest()
 
 
-def fingerprint(root, files=WATCHED_FILES, cache=None):
-    """Per-file and combined fingerprint; CACHE (a dict) lets many checks hash each file once."""
-    cache = {} if cache is None else cache
-    entries = {}
-    for rel in sorted(files):
-        path = os.path.join(root, rel)
-        if path not in cache:
-            cache[path] = file_sha256(path)
-        entries[rel] = cache[path]
+def fingerprint(root, files=WATCHED_FILES):
+    """Per-file and combined fingerprint of FILES (paths relative to ROOT)."""
+    entries = {rel: file_sha256(os.path.join(root, rel)) for rel in sorted(files)}
     return {"files": len(entries), "fingerprint": combined_fingerprint(entries), "entries": entries}
 
 
 def combined_fingerprint(entries):
-    """sha256 of one `PATH<TAB>SHA256` line per file, sorted by path (SPEC §2)."""
+    """sha256 of one `PATH<TAB>SHA256` line per file, sorted by path."""
     text = "".join(f"{rel}\t{entries[rel]}\n" for rel in sorted(entries))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def make_folder(path):
-    """mkdir that explains a same-named file in the way (instead of calling the name used)."""
-    try:
-        path.mkdir(exist_ok=True)
-    except FileExistsError:
-        raise NotADirectoryError(f"{path.name} 是一个文件而不是文件夹，请把它移走或改名") from None
 
 
 def now_iso():
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def run_harness(root, name, sample, cache=None):
+def run_harness(root, name, sample):
     """Runs one export of SAMPLE in a fresh ROOT/runs/NAME/ and returns its run.json record.
 
-    ValueError for a bad name or sample (nothing created); FileExistsError when runs/NAME
-    exists (nothing touched). A KeyboardInterrupt propagates and leaves run.json `running`.
-    CACHE: file hashes a caller has just read, reused for the context fingerprint.
+    ValueError for a bad name or sample, cli.NameTaken (a FileExistsError) when the name is used
+    in any case or being claimed: nothing is created then. runs/NAME appears with its input copy
+    and first record at once. A KeyboardInterrupt propagates and leaves run.json `running`.
     """
     problem = name_problem(name) or (None if sample in SAMPLES else
                                      f"未知样例「{sample}」：可选 {', '.join(SAMPLES)}。")
     if problem:
         raise ValueError(problem)
     root = Path(root)
-    source = root / "samples" / f"{sample}.json"
-    data = source.read_bytes().replace(b"\r\n", b"\n")
-    context = fingerprint(root, cache=cache)
-    run_dir = root / "runs" / name
-    make_folder(run_dir.parent)
-    run_dir.mkdir()
-    (run_dir / "input").mkdir()
-    (run_dir / INPUT_COPY).write_bytes(data)
+    data = (root / "samples" / f"{sample}.json").read_bytes().replace(b"\r\n", b"\n")
     record = {
         "schema": "harness-run/1", "run": name, "sample": sample, "status": "running",
         "semantic_review": "not_applicable",
         "input": {"path": INPUT_COPY, "sha256": hashlib.sha256(data).hexdigest()},
-        "context": context, "steps": [], "error": None, "artifact": None,
+        "context": fingerprint(root), "steps": [], "error": None, "artifact": None,
         "actual_api_calls": 0, "started_at": now_iso(), "finished_at": None,
     }
-    write_json_atomic(run_dir / "run.json", record)
+
+    def write_first(staging):
+        (staging / "input").mkdir()
+        (staging / INPUT_COPY).write_bytes(data)
+        cli.write_json_atomic(staging / "run.json", record)
+
+    run_dir = cli.create_record_folder(root / "runs", name, write_first)
     run_steps(record, run_dir)
     record["finished_at"] = now_iso()
-    write_json_atomic(run_dir / "run.json", record)
+    cli.write_json_atomic(run_dir / "run.json", record)
     return record
 
 
@@ -158,61 +162,135 @@ def check(root=ROOT):
             "watched_files": len(WATCHED_FILES), "python": "%d.%d.%d" % sys.version_info[:3]}
 
 
-STATUS_TEXT = {
-    "needs_review": "机械检查通过，内容仍待人工审核：请阅读 {run}/artifact/review.md。",
-    "failed": "导出被规则拒绝（这是一次已记录的失败，不会自动重试）：{message}",
-    "needs_human": "出现意外情况（{type}：{message}），需要人工查看 {run}/run.json。",
+# Said for the person with the recorded error type: what kind of trouble it is, in Chinese.
+ERROR_GLOSS = {
+    "VerificationError": "独立核对发现刚导出的产物有问题",
+    "UnicodeDecodeError": "有一个文件不是 UTF-8 文本",
+    "PermissionError": "没有读写权限",
+    "FileNotFoundError": "文件或文件夹不存在",
+    "NotADirectoryError": "该是文件夹的地方是一个文件",
+    "IsADirectoryError": "该是文件的地方是一个文件夹",
 }
-EXIT_FOR = {"needs_review": EXIT_OK, "failed": EXIT_STOP, "needs_human": EXIT_STOP}
+EXIT_FOR = {"needs_review": cli.EXIT_OK, "failed": cli.EXIT_STOP, "needs_human": cli.EXIT_STOP}
 
 
-def main(argv=None):
-    use_safe_console()
-    parser = ChineseArgumentParser(
+def gloss(error_type):
+    return ERROR_GLOSS.get(error_type, "程序遇到了没有预料到的错误")
+
+
+def status_text(record, run_dir):
+    """The Chinese conclusion of a finished run, with paths usable from the current folder."""
+    error = record["error"] or {}
+    if record["status"] == "needs_review":
+        return (f"机械检查通过，内容仍待人工审核：请阅读 {cli.display_path(run_dir / 'artifact' / 'review.md')}"
+                "，对照引文逐张判断答案是否正确。")
+    if record["status"] == "failed":
+        return (f"导出被规则拒绝（这是一次已记录的失败，不会自动重试）：{error['message']}"
+                f"可以用 python3 verify_harness.py {cli.display_path(run_dir)} 独立核对这条记录。")
+    return (f"出现意外情况：{gloss(error['type'])}（{error['type']}：{error['message']}），没有自动重试；"
+            f"请查看 {cli.display_path(run_dir / 'run.json')} 里的 error，由人判断原因后用新的运行名重跑。")
+
+
+class Session:
+    """What an interrupt must know: the run asked for, its record once finished, whether a line is out."""
+
+    def __init__(self):
+        self.run = self.sample = self.record = None
+        self.printed = False
+
+    def print_line(self, line):
+        cli.print_json(line)
+        self.printed = True
+
+
+def parse_arguments(argv):
+    parser = cli.ChineseArgumentParser(
         description="导出任务的单次 Harness：检查环境，或在新的 runs/NAME/ 中运行一次导出与验证。",
         epilog="退出码：0 就绪 / needs_review；1 未就绪 / failed / needs_human；"
-               "2 参数错误或运行名已被使用；130 被 Ctrl-C 中断。",
+               "2 参数错误或运行名已被使用（不区分大小写）；130 被 Ctrl-C 中断。",
     )
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--check", action="store_true", help="检查 14 个受监视文件与 Python 版本")
-    mode.add_argument("--run", metavar="NAME", help="新的运行名（runs/NAME/ 不得已存在）")
+    mode.add_argument("--run", metavar="NAME", help="新的运行名（runs/NAME/ 不得已存在，不区分大小写）")
     parser.add_argument("--sample", choices=SAMPLES, help="要导出的固定样例")
     args = parser.parse_args(argv)
-    if args.check:
-        result = check()
-        say("环境就绪。" if result["ready"] else f"环境未就绪：缺少 {', '.join(result['missing']) or '无'}；"
-            f"Python {result['python']}（需要 3.11 或更高）。")
-        print_json(result)
-        return EXIT_OK if result["ready"] else EXIT_STOP
-    if not args.sample:
+    if args.run is not None and not args.sample:
         parser.error("--run 需要同时给出 --sample valid|bad-quote|semantic。")
-    return run_command(parser, args.run, args.sample)
+    return parser, args
 
 
-def run_command(parser, name, sample):
+def main(argv=None):
+    cli.use_safe_console()
+    session = Session()
     try:
-        record = run_harness(ROOT, name, sample)
+        parser, args = parse_arguments(argv)
+        if args.check:
+            return check_command(session)
+        session.run, session.sample = args.run, args.sample
+        return run_command(parser, session)
+    except KeyboardInterrupt as exc:
+        return interrupted(session, exc)
+
+
+def check_command(session):
+    result = check()
+    cli.say("环境就绪。" if result["ready"] else f"环境未就绪：缺少 {', '.join(result['missing']) or '无'}；"
+            f"Python {result['python']}（需要 3.11 或更高）。")
+    session.print_line(result)
+    return cli.EXIT_OK if result["ready"] else cli.EXIT_STOP
+
+
+def run_command(parser, session):
+    name, sample = session.run, session.sample
+    not_started = {"run": name, "sample": sample, "status": "not_started"}
+    try:
+        session.record = record = run_harness(ROOT, name, sample)
     except ValueError as exc:
         parser.error(str(exc))
-    except FileExistsError:
-        parser.error(f"runs/{name} 已存在：旧证据不会被覆盖，请换一个新的运行名。")
+    except cli.NameTaken as exc:
+        parser.error(name_taken_text(name, exc))
     except FileNotFoundError as exc:
-        say(f"找不到 {exc.filename}：请先运行 python3 harness.py --check 查看缺少哪些文件。")
-        print_json({"run": name, "sample": sample, "status": "not_started"})
-        return EXIT_STOP
+        cli.say(f"找不到 {cli.display_path(exc.filename)}：请先运行 python3 harness.py --check 查看缺少哪些文件。")
+        session.print_line(not_started)
+        return cli.EXIT_STOP
     except OSError as exc:  # e.g. a file called runs in the way, or a folder that cannot be written
-        say(f"运行没能开始（{exc}）：请检查工作区是否可写，然后用新的运行名重试。")
-        print_json({"run": name, "sample": sample, "status": "not_started"})
-        return EXIT_STOP
-    except KeyboardInterrupt:
-        say(f"已中断：runs/{name}/run.json 可能仍是 running，动作是否完成不明，请先核对该目录。")
-        print_json({"run": name, "sample": sample, "status": "interrupted"})
-        return EXIT_INTERRUPTED
-    error = record["error"] or {}
-    say(STATUS_TEXT[record["status"]].format(run=f"runs/{name}", **error))
-    print_json({key: record[key] for key in ("run", "sample", "status", "semantic_review", "error")})
+        where = f"（{cli.display_path(exc.filename)}）" if exc.filename else ""
+        cli.say(f"运行没能开始：{gloss(type(exc).__name__)}{where}（{type(exc).__name__}）；"
+                "请检查工作区是否可写、runs 是否是文件夹，然后用新的运行名重试。")
+        session.print_line(not_started)
+        return cli.EXIT_STOP
+    cli.say(status_text(record, ROOT / "runs" / name))
+    session.print_line({key: record[key] for key in ("run", "sample", "status", "semantic_review", "error")})
     return EXIT_FOR[record["status"]]
 
 
+def name_taken_text(name, exc):
+    in_way = cli.display_path(ROOT / exc.path)
+    if exc.busy:
+        return (f"运行名「{name}」正被另一个进程占用（{in_way} 存在）：请换一个运行名；若确定没有别的 harness 在运行，"
+                "这个锁文件是上次被强行结束时留下的，删掉它即可。")
+    return f"{in_way} 已存在（运行名不区分大小写）：旧证据不会被覆盖，请换一个新的运行名。"
+
+
+def interrupted(session, exc):
+    """Ctrl-C or termination: one JSON line, a Chinese sentence about what exists, exit 130."""
+    how = "已被终止" if isinstance(exc, cli.Terminated) else "已中断"
+    record = session.record
+    if session.printed:
+        cli.say(f"{how}：结果已经打印，记录已保存，不需要再做什么。")
+        return cli.EXIT_INTERRUPTED
+    run_dir = ROOT / "runs" / session.run if session.run else None
+    if record is not None:
+        cli.say(f"{how}：运行已经结束并记录在 {cli.display_path(run_dir / 'run.json')}。")
+    elif run_dir is not None and (run_dir / "run.json").is_file():
+        cli.say(f"{how}：{cli.display_path(run_dir / 'run.json')} 可能仍是 running，动作是否完成不明；"
+                f"请先用 python3 verify_harness.py {cli.display_path(run_dir)} 核对，再用新的运行名重跑。")
+    else:
+        cli.say(f"{how}：运行还没有开始，没有创建运行目录；可以用同一个运行名重新运行。")
+    status = record["status"] if record is not None else "interrupted"
+    session.print_line({"run": session.run, "sample": session.sample, "status": status})
+    return cli.EXIT_INTERRUPTED
+
+
 if __name__ == "__main__":
-    run(main, "已中断。")
+    cli.run(main, "已中断。")

@@ -1,66 +1,125 @@
 """Independent check of one harness run: re-derives its status from the files it left.
 
     python3 verify_harness.py runs/NAME
-    exit 0 pass, 1 fail or needs_human, 2 bad arguments
+    exit 0 pass, 1 fail or needs_human, 2 bad arguments, 130 Ctrl-C
 
-It trusts nothing the run says about itself: the input copy is hashed again, the steps must
+It trusts nothing the run says about itself: run.json must be strict JSON (a key given twice
+fails), the run folder and its evidence must be real files and folders (a symbolic link or a
+junction fails), the timestamps must be in order, the input copy is hashed again, the steps must
 be the ones the status implies, the artifact is re-checked by verify_export.py (not by the
 exporter), a recorded rule failure must be reproduced by those independent rules, and the
-recorded fingerprint is compared with the current files (a difference names the files and is
+recorded fingerprint is compared with the course files (a difference names the files and is
 never rewritten). A consistent run passes whatever its status: a correctly recorded `failed`
 run passes. A `needs_human` or still `running` run cannot be judged: `needs_human`.
 `verify_run()` is the function other verifiers call.
+
+Shared with other files: cli.py plumbing and verify_export.py (the other verifier). Nothing of
+harness.py or export_review.py is imported: the watched-file list (the one in
+docs/harness/TASK.md; tests/test_watched_lists.py compares every copy), the samples and the
+fingerprint hashing are this file's own.
 """
 import hashlib
-import json
 import os
-import sys
+import re
+from datetime import datetime
 from pathlib import Path
 
+import cli
 import verify_export
-from harness import SAMPLES, WATCHED_FILES, combined_fingerprint, file_sha256, fingerprint
 
+WATCHED_FILES = (
+    "harness.py", "verify_harness.py", "export_review.py", "verify_export.py",
+    "AGENTS.md", "docs/harness/TASK.md",
+    "samples/valid.json", "samples/bad-quote.json", "samples/semantic.json",
+    "project/notes/A01.md", "project/notes/A02.md", "project/notes/A03.md",
+    "project/notes/A05.md", "project/notes/A07.md",
+)
+SAMPLES = ("valid", "bad-quote", "semantic")
 RUN_KEYS = ("schema", "run", "sample", "status", "semantic_review", "input", "context", "steps",
             "error", "artifact", "actual_api_calls", "started_at", "finished_at")
 ARTIFACT_FILES = ("cards.json", "review.md")
+EVIDENCE = ("", "run.json", "input", "input/candidate.json", "artifact", "artifact/cards.json", "artifact/review.md")
+TIMESTAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)Z", re.ASCII)
 
 
-def verify_run(run_dir, cache=None):
-    """{"result", "run", "status", "problems", "changed_files"} for one run folder."""
-    # `.` or `../NAME` must name the same run as runs/NAME; a link keeps its own name, so a
-    # folder linked to another run's evidence is not mistaken for it
-    run_dir = Path(os.path.abspath(run_dir))
-    result = {"result": "fail", "run": run_dir.name, "status": None, "problems": [], "changed_files": []}
+def content_sha256(path):
+    """sha256 of a file's bytes with CRLF -> LF; "missing" when there is no file to read."""
     try:
-        record = json.loads((run_dir / "run.json").read_bytes().decode("utf-8-sig"))
-    except FileNotFoundError:
-        result["problems"].append(f"{run_dir.as_posix()}/run.json 不存在：这不是一个完整的运行目录。")
-        return result
-    except (OSError, ValueError, RecursionError):  # unreadable, not UTF-8, not JSON, absurdly nested
-        result["problems"].append(f"{run_dir.as_posix()}/run.json 无法读取或不是合法的 JSON：记录损坏或被改动过。")
-        return result
-    shape = shape_problem(record, run_dir.name)
-    if shape:
-        result["problems"].append(shape)
+        data = Path(path).read_bytes()
+    except OSError:
+        return "missing"
+    return hashlib.sha256(data.replace(b"\r\n", b"\n")).hexdigest()
+
+
+def combined(entries):
+    """sha256 of the UTF-8 text made of one `PATH<TAB>SHA256<LF>` line per file, sorted by path."""
+    return hashlib.sha256("".join(f"{rel}\t{entries[rel]}\n" for rel in sorted(entries)).encode("utf-8")).hexdigest()
+
+
+def is_link(path):
+    """A symbolic link, or a Windows junction (os.path.isjunction exists from Python 3.12)."""
+    if os.path.islink(path):
+        return True
+    isjunction = getattr(os.path, "isjunction", None)
+    if isjunction:
+        return isjunction(path)
+    try:  # Python 3.11 on Windows: a junction is a mount-point reparse point
+        return getattr(os.lstat(path), "st_reparse_tag", 0) == 0xA0000003
+    except OSError:
+        return False
+
+
+def verify_run(run_dir, course_root=None):
+    """{"result", "run", "status", "problems", "changed_files"} for one run folder.
+
+    COURSE_ROOT holds the course files (notes, samples, watched files) the run is checked against;
+    by default the workspace that holds the run (RUN_DIR/../..), or a teacher's reference copy.
+    """
+    # `.` or `../NAME` must name the same run as runs/NAME; a link keeps its own name
+    run_dir = Path(os.path.abspath(run_dir))
+    course_root = Path(course_root) if course_root is not None else run_dir.parent.parent
+    result = {"result": "fail", "run": run_dir.name, "status": None, "problems": [], "changed_files": []}
+    problems = result["problems"]
+    record, problem = read_record(run_dir)
+    problem = problem or shape_problem(record, run_dir.name)
+    if problem:
+        problems.append(problem)
         return result
     result["status"] = record["status"]
-    unsupported = unsupported_stop(record)
-    if unsupported:
-        result["problems"].append(unsupported)
+    problem = time_problem(record) or unsupported_stop(record)
+    if problem:
+        problems.append(problem)
         return result
     if record["status"] in ("running", "needs_human"):
         result["result"] = "needs_human"
-        result["problems"].append(human_note(record, run_dir))
+        problems.append(human_note(record, run_dir))
         return result
-    problems = result["problems"]
-    problems += input_problems(record, run_dir) or step_problems(record, run_dir)
-    result["changed_files"] = changed_files(record, run_dir.parent.parent, cache)
+    problems += input_problems(record, run_dir) or step_problems(record, run_dir, course_root)
+    result["changed_files"] = changed_files(record, course_root)
     if result["changed_files"]:
         problems.append("这些文件在运行之后变了：" + "、".join(result["changed_files"])
                         + "。请找到与记录对应的版本再核对，不要改写运行记录里的指纹。")
     if not problems:
         result["result"] = "pass"
     return result
+
+
+def read_record(run_dir):
+    """(run.json's record, None), or (None, the problem) when the evidence cannot be taken as it is."""
+    linked = next((run_dir / rel for rel in EVIDENCE if is_link(run_dir / rel)), None)
+    if linked:
+        return None, (f"{cli.display_path(linked)} 是符号链接或目录联接：运行证据必须是运行目录里真实的文件和文件夹，"
+                      "请核对它指向哪里，这次运行不能采信。")
+    path = run_dir / "run.json"
+    try:
+        return cli.read_json(path), None
+    except FileNotFoundError:
+        return None, f"{cli.display_path(path)} 不存在：这不是一个完整的运行目录。"
+    except cli.DuplicateKeyError as exc:
+        key = exc.key.encode("utf-8", "backslashreplace").decode("utf-8")
+        return None, f"{cli.display_path(path)} 里同一个对象中的键 {key} 出现了两次：记录被改动过，不能采信。"
+    except (OSError, ValueError, RecursionError):  # unreadable, not UTF-8, not JSON, absurdly nested
+        return None, f"{cli.display_path(path)} 无法读取或不是合法的 JSON：记录损坏或被改动过。"
 
 
 def shape_problem(record, folder_name):
@@ -81,6 +140,31 @@ def shape_problem(record, folder_name):
     return None
 
 
+def moment(value):
+    """A recorded time `YYYY-MM-DDTHH:MM:SSZ` (UTC) as a datetime; None for anything else."""
+    match = TIMESTAMP.fullmatch(value) if type(value) is str else None
+    try:
+        return datetime(*map(int, match.groups())) if match else None
+    except ValueError:  # month 13, February 30 ...
+        return None
+
+
+def time_problem(record):
+    """started_at is a time; finished_at too unless the run is still `running`, and not earlier."""
+    started, finished = moment(record["started_at"]), moment(record["finished_at"])
+    example = "形如 2026-01-31T08:00:00Z 的 UTC 时间"
+    if started is None:
+        return f"run.json 的 started_at {record['started_at']!r} 不是{example}：记录被改动过。"
+    if record["status"] == "running" and record["finished_at"] is None:
+        return None
+    if finished is None:
+        return f"run.json 的 finished_at {record['finished_at']!r} 不是{example}：记录被改动过。"
+    if finished < started:
+        return (f"run.json 的 finished_at（{record['finished_at']}）早于 started_at（{record['started_at']}）："
+                "时间记录被改动过。")
+    return None
+
+
 def unsupported_stop(record):
     """A needs_human record must show the step that went wrong; a running one, no final step."""
     steps, error = record["steps"], record["error"]
@@ -95,19 +179,20 @@ def unsupported_stop(record):
 
 
 def human_note(record, run_dir):
+    shown = cli.display_path(run_dir)
     if record["status"] == "running":
-        return (f"{run_dir.as_posix()}/run.json 仍是 running：运行可能被中断，动作是否完成不明。"
-                "请核对 input/ 与 artifact/ 里实际留下的文件，再决定是否用新名字重跑。")
+        return (f"{cli.display_path(run_dir / 'run.json')} 仍是 running：运行可能被中断，动作是否完成不明。"
+                f"请核对 {shown} 里 input/ 与 artifact/ 实际留下的文件，再决定是否用新名字重跑。")
     error = record["error"] if type(record["error"]) is dict else {}
     return (f"运行以 needs_human 结束（{error.get('type')}：{error.get('message')}）："
-            f"请查看 {run_dir.as_posix()}/run.json 与 artifact/，由人判断原因。")
+            f"请查看 {cli.display_path(run_dir / 'run.json')} 与 {shown} 里的 artifact/，由人判断原因。")
 
 
 def input_problems(record, run_dir):
     entry, context = record["input"], record["context"]
     if type(entry) is not dict or entry.get("path") != "input/candidate.json":
         return ["run.json 的 input 记录不对：应指向 input/candidate.json。"]
-    actual = file_sha256(run_dir / entry["path"])
+    actual = content_sha256(run_dir / entry["path"])
     if actual != entry.get("sha256"):
         return ["输入副本 input/candidate.json 的哈希与记录不符：输入被改动或删除了。"]
     entries = context.get("entries") if type(context) is dict else None
@@ -117,16 +202,17 @@ def input_problems(record, run_dir):
     return []
 
 
-def step_problems(record, run_dir):
+def step_problems(record, run_dir, course_root):
     """The steps, error and artifact the recorded status implies, checked independently."""
     status, steps = record["status"], record["steps"]
     names = [(step.get("name"), step.get("ok")) for step in steps]
+    notes_dir = course_root / "project" / "notes"
     if status == "needs_review":
         problems = [] if names == [("export", True), ("verify", True)] and record["error"] is None \
             else ["needs_review 的运行应有 export 与 verify 两个成功步骤且没有 error。"]
         if record["semantic_review"] != "pending":
             problems.append("needs_review 的运行 semantic_review 必须是 pending：机械通过不等于内容正确。")
-        return problems + artifact_problems(record, run_dir)
+        return problems + artifact_problems(record, run_dir, notes_dir)
     if record["semantic_review"] != "not_applicable":
         return ["failed 的运行没有产物可审，semantic_review 应为 not_applicable。"]
     # failed: exactly one export step that the independent rules reproduce
@@ -137,76 +223,81 @@ def step_problems(record, run_dir):
     problems = []
     if record["artifact"] is not None or (run_dir / "artifact").exists():
         problems.append("failed 的运行不应留下产物：artifact 应为空。")
-    found = verify_export.check_candidate(run_dir / "input" / "candidate.json",
-                                          run_dir.parent.parent / "project" / "notes")
+    found = verify_export.check_candidate(run_dir / "input" / "candidate.json", notes_dir)
     if not found or found[0] != error["message"]:
         problems.append(f"独立规则没有复现记录的失败「{error['message']}」"
                         f"（独立规则给出：{found[0] if found else '没有问题'}）。")
     return problems
 
 
-def artifact_problems(record, run_dir):
+def artifact_problems(record, run_dir, notes_dir):
     artifact = record["artifact"]
     if type(artifact) is not dict or sorted(artifact) != list(ARTIFACT_FILES):
         return ["run.json 的 artifact 应记录 cards.json 与 review.md 的哈希。"]
     folder = run_dir / "artifact"
     problems = [f"产物 artifact/{name} 被改动或删除了（与 run.json 记录的哈希不符）。"
-                for name in ARTIFACT_FILES if sha256_bytes(folder / name) != artifact[name]]
-    problems += verify_export.check_artifact(folder, run_dir.parent.parent / "project" / "notes")
-    try:
-        cards = json.loads((folder / "cards.json").read_bytes().decode("utf-8"))
-        candidate = json.loads((run_dir / "input" / "candidate.json").read_bytes().decode("utf-8-sig"))
-        same = cards["title"] == candidate["title"] and cards["cards"] == candidate["cards"]
-    except (OSError, ValueError, TypeError, KeyError, RecursionError):
-        same = False
-    if not same:
+                for name in ARTIFACT_FILES if raw_sha256(folder / name) != artifact[name]]
+    problems += verify_export.check_artifact(folder, notes_dir)
+    if not same_cards(folder / "cards.json", run_dir / "input" / "candidate.json"):
         problems.append("产物里的卡片与输入副本不一致：产物不是由这份输入导出的。")
     return problems
 
 
-def sha256_bytes(path):
+def same_cards(cards_path, candidate_path):
+    """cards.json holds exactly the input copy's title and cards (both read strictly)."""
+    try:
+        cards, candidate = cli.read_json(cards_path), cli.read_json(candidate_path)
+        return cards["title"] == candidate["title"] and cards["cards"] == candidate["cards"]
+    except (OSError, ValueError, TypeError, KeyError, RecursionError):
+        return False
+
+
+def raw_sha256(path):
     try:
         return hashlib.sha256(Path(path).read_bytes()).hexdigest()
     except OSError:
         return "missing"
 
 
-def changed_files(record, root, cache):
+def changed_files(record, course_root):
     context = record["context"]
     entries = context.get("entries") if type(context) is dict else None
     if type(entries) is not dict or sorted(entries) != sorted(WATCHED_FILES):
         return ["run.json 的 context（应列出 14 个受监视文件）"]
-    if combined_fingerprint(entries) != context.get("fingerprint") \
-            or type(context.get("files")) is not int or context["files"] != len(WATCHED_FILES):
+    if type(context.get("files")) is not int or context["files"] != len(WATCHED_FILES) \
+            or not all(type(sha) is str for sha in entries.values()) or combined(entries) != context.get("fingerprint"):
         return ["run.json 的 context.fingerprint（与逐文件哈希不符）"]
-    current = fingerprint(root, cache=cache)["entries"]
-    return [rel for rel in sorted(entries) if entries[rel] != current[rel]]
+    return [rel for rel in sorted(entries) if entries[rel] != content_sha256(course_root / rel)]
+
+
+CONCLUSION = {
+    "pass": "核对通过：记录与文件一致。",
+    "fail": "核对失败：记录与文件不一致，这次运行不能采信；不要改写记录或产物，找到与记录对应的文件版本再核对，"
+            "或用新的运行名重新运行。",
+    "needs_human": "需要人工核查：这次运行没有正常结束，按上面的提示查看它留下的文件，由人决定下一步。",
+}
 
 
 def main(argv=None):
-    from cli import ChineseArgumentParser, print_json, say, use_safe_console
-
-    use_safe_console()
-    parser = ChineseArgumentParser(
+    cli.use_safe_console()
+    parser = cli.ChineseArgumentParser(
         description="独立核对一次 harness 运行：从目录里的文件重新推导状态。",
         epilog="退出码：0 记录一致（pass）；1 发现问题（fail）或需要人工（needs_human）；2 参数错误；130 被 Ctrl-C 中断。",
     )
-    parser.add_argument("run_dir", help="运行目录，例如 runs/demo-01")
+    parser.add_argument("run_dir", help="运行目录，例如 runs/demo-01（相对路径从当前文件夹算起）")
     run_dir = Path(parser.parse_args(argv).run_dir)
     if not run_dir.is_dir() or Path(os.path.abspath(run_dir)).parent.name != "runs":
-        parser.error(f"{run_dir} 不是运行目录：请给出 runs/ 下的某个目录，例如 runs/demo-01。")
+        parser.error(f"{cli.display_path(run_dir)} 不是运行目录：请给出 runs/ 下的某个目录，例如 runs/demo-01。")
     result = verify_run(run_dir)
     for problem in result["problems"]:
-        say(f"问题：{problem}")
-    say({"pass": "核对通过：记录与文件一致。", "fail": "核对失败。",
-         "needs_human": "需要人工核查。"}[result["result"]])
+        cli.say(f"问题：{problem}")
+    cli.say(CONCLUSION[result["result"]])
     out = {key: result[key] for key in ("result", "run", "status")}
     if result["result"] != "pass":
         out.update(problems=result["problems"], changed_files=result["changed_files"])
-    print_json(out)
-    return 0 if result["result"] == "pass" else 1
+    cli.print_json(out)
+    return cli.EXIT_OK if result["result"] == "pass" else cli.EXIT_STOP
 
 
 if __name__ == "__main__":
-    from cli import run
-    run(main, "已中断：没有完成核对。")
+    cli.run(main, "已中断：没有完成核对，请重新运行这条命令。")

@@ -14,12 +14,13 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]  # `assistant` and the workspace's `cli`, from any cwd
 
 from cli import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOP, EXIT_USAGE, ChineseArgumentParser,  # noqa: E402
-                 print_json, say, use_safe_console)
+                 print_json, run, say, use_safe_console)
 
-EXIT_CODES = ("退出码：0 成功（ask：模型给出了回答）；1 受控停止（ask：其他停止原因）；"
-              "2 参数错误；130 被 Ctrl-C 中断。")
+EXIT_CODES = ("退出码：0 成功（ask：模型给出了回答；serve：按 Ctrl-C 停止网页服务）；"
+              "1 受控停止（ask：其他停止原因）；2 参数错误；130 被 Ctrl-C 中断。")
 STOP_TEXT = {
     "answered": "模型给出了回答",
+    "token_budget": "下一次请求可能超出这个问题的 token 预算，没有发送",
     "max_turns": "达到每个问题的模型请求上限",
     "tool_failures": "工具连续几轮全部失败",
     "no_progress": "原地打转：同样的调用得到同样的结果",
@@ -39,18 +40,33 @@ class UsageError(Exception):
 
 # ---- shared by ask, chat and serve --------------------------------------------------------------
 
-def load_model(offline, env=None):
-    from assistant.client import make_model
+def load_model(offline, env=None, on_retry=None):
+    from assistant.config import make_model
+    options = {} if on_retry is None else {"on_retry": on_retry}
     try:
-        return make_model(offline=offline, env=os.environ if env is None else env)
+        return make_model(offline=offline, env=os.environ if env is None else env, **options)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+
+
+def show_retry(number, wait, asked, error):
+    """Each retry on stderr, so a wait the server asked for is never a silent pause."""
+    why = f"HTTP {error.status}" if error.status else "没有收到完整回应"
+    if asked is not None:
+        say(f"  [重试] 服务端要求等待 {asked:g} 秒（{why}），第 {number} 次重试在 {wait:.2f} 秒后发出。")
+    else:
+        say(f"  [重试] {why}，第 {number} 次重试在 {wait:.2f} 秒后发出。")
 
 
 def describe_model(model):
     if model.offline:
         return f"{model.name}（离线演示模型，不联网；设置环境变量 DEEPSEEK_API_KEY 可改用真实 API）"
     return f"{model.name}（API：{model.base_url}）"
+
+
+def check_budget(max_tokens):
+    if max_tokens is not None and max_tokens < 1:
+        raise UsageError(f"参数 --max-tokens 必须是正整数（这个问题最多能用的 token 数），收到 {max_tokens}。")
 
 
 def clean_question(text):
@@ -62,21 +78,36 @@ def clean_question(text):
     return question
 
 
-def ask_guarded(model, history, question, **options):
+def ask_guarded(model, history, question, max_tokens=None, **options):
     """run_question; a Ctrl-C that lands outside the loop's own guards also ends as 'interrupted'."""
-    from assistant.agent import Outcome, run_question, seal_dangling_tool_calls
+    from assistant.agent import Limits, Outcome, run_question
+    from assistant.budget import TokenBudget
+    from assistant.history import seal_dangling_tool_calls
     try:
-        return run_question(model, history, question, **options)
+        return run_question(model, history, question, limits=Limits(max_tokens=max_tokens), **options)
     except KeyboardInterrupt:
         seal_dangling_tool_calls(history)
-        return Outcome("interrupted", "已中断：按下了 Ctrl-C，这个问题没有结论。", [], 0)
+        return Outcome("interrupted", "已中断：按下了 Ctrl-C，这个问题没有结论。", [], 0,
+                       tokens=TokenBudget(max_tokens))
 
 
 def outcome_record(outcome, model):
-    """The result line of ask --json and of the page's ask request (keys in this order)."""
+    """The result line of ask --json and of the page's ask request (keys in this order).
+
+    `error` is the raw detail of an API failure (the server's words or the network error as
+    reported), for whoever reads the JSON; the person reads `answer`.
+    """
     return {"stop": outcome.stop, "answer": outcome.answer, "model": model.name,
             "offline": model.offline, "requests": model.requests,
-            "tool_calls": list(outcome.tool_calls), "turns": outcome.turns}
+            "tool_calls": list(outcome.tool_calls), "turns": outcome.turns,
+            "tokens": outcome.tokens.record(), "error": outcome.error.detail if outcome.error else None}
+
+
+def tokens_text(tokens):
+    """'用掉 123 个 token（预算 4000）', marking an estimate."""
+    estimated = "（含估计值：有的请求用量未知，按上限计入）" if tokens.estimated else ""
+    budget = f"（预算 {tokens.limit}）" if tokens.limit is not None else ""
+    return f"用掉 {tokens.used} 个 token{estimated}{budget}"
 
 
 def show_event(kind, data):
@@ -85,15 +116,18 @@ def show_event(kind, data):
         say(f"  [调用工具] {data['name']}({data['arguments']})")
     elif kind == "tool_result" and data["is_error"]:
         say(f"  [工具失败] {data['content'][:100]}")
+    elif kind == "reminder":
+        say(f"  [循环提醒] 第 {data['turn']} 轮发现同样的调用和结果又出现了一遍，已提醒模型换个做法或直接回答。")
 
 
 # ---- commands -----------------------------------------------------------------------------------
 
 def command_ask(args):
     question = clean_question(args.question)
-    model = load_model(args.offline)
+    check_budget(args.max_tokens)
+    model = load_model(args.offline, on_retry=show_retry)
     say(f"使用模型：{describe_model(model)}")
-    outcome = ask_guarded(model, [], question, on_event=show_event)
+    outcome = ask_guarded(model, [], question, args.max_tokens, on_event=show_event)
     if args.json:
         print_json(outcome_record(outcome, model))
         if outcome.stop != "answered":
@@ -101,7 +135,7 @@ def command_ask(args):
     else:
         print(outcome.answer, flush=True)
     say(f"停止原因：{outcome.stop}（{STOP_TEXT.get(outcome.stop, '')}）；"
-        f"模型请求 {model.requests} 次，工具调用 {len(outcome.tool_calls)} 次。")
+        f"模型请求 {model.requests} 次，工具调用 {len(outcome.tool_calls)} 次，{tokens_text(outcome.tokens)}。")
     return STOP_EXIT.get(outcome.stop, EXIT_STOP)
 
 
@@ -110,9 +144,11 @@ def command_chat(args):
         import readline  # noqa: F401  (line editing where the platform has it)
     except ImportError:
         pass
-    model = load_model(args.offline)
+    check_budget(args.max_tokens)
+    model = load_model(args.offline, on_retry=show_retry)
     say(f"使用模型：{describe_model(model)}")
-    say("输入问题后回车。/reset 清空对话，/quit 退出；Ctrl-C 中断当前回答并回到提示符。")
+    budget = f"每个问题的 token 预算 {args.max_tokens}；" if args.max_tokens else ""
+    say(f"输入问题后回车。{budget}/reset 清空对话，/quit 退出；Ctrl-C 中断当前回答并回到提示符。")
     history = []
     while True:
         try:
@@ -125,12 +161,12 @@ def command_chat(args):
             continue
         if text in ("/quit", "/exit"):
             return EXIT_OK
-        chat_line(model, history, text)
+        chat_line(model, history, text, args.max_tokens)
 
 
-def chat_line(model, history, text):
+def chat_line(model, history, text, max_tokens=None):
     """One line typed in chat: /reset, an unknown /command, or a question asked on the history."""
-    from assistant.agent import seal_dangling_tool_calls
+    from assistant.history import seal_dangling_tool_calls
     if text == "/reset":
         history.clear()
         return say("（对话已清空）")
@@ -142,13 +178,12 @@ def chat_line(model, history, text):
         question = clean_question(text)
     except UsageError as exc:
         return say(str(exc))
-    outcome = ask_guarded(model, history, question, on_event=show_event, chat=True)
-    print(f"助手 > {outcome.answer}", flush=True)
+    outcome = ask_guarded(model, history, question, max_tokens, on_event=show_event, chat=True)
+    print(f"助手 > {outcome.answer}", flush=True)  # an interruption is said once, in the answer
     if outcome.stop == "interrupted":
         seal_dangling_tool_calls(history)  # whatever the Ctrl-C cut off, the next request stays valid
-        say("（已中断，可以接着问下一句）")
     elif outcome.stop != "answered":
-        say(f"（停止原因：{outcome.stop}，{STOP_TEXT.get(outcome.stop, '')}）")
+        say(f"（停止原因：{outcome.stop}，{STOP_TEXT.get(outcome.stop, '')}；{tokens_text(outcome.tokens)}）")
     return None
 
 
@@ -159,7 +194,7 @@ def command_search(args):
         raise UsageError("搜索词不能为空，例如：python3 project/app.py search \"RAG\"。")
     hits = search(query)
     print_json({"query": query, "hits": hits})
-    say(f"找到 {len(hits)} 条命中。" if hits else "没有笔记包含这个短语（这不是错误）。")
+    say(f"找到 {len(hits)} 条命中。" if hits else "没有找到相关的笔记（这不是错误）。")
     return EXIT_OK
 
 
@@ -174,6 +209,8 @@ def command_serve(args):
     say(f"笔记助手网页：{server.url}（只在本机可见；Ctrl-C 停止）")
     try:
         server.serve_forever()
+    except KeyboardInterrupt:  # the way a person stops a server: a normal end
+        say("网页服务已停止。")
     finally:
         server.server_close()
     return EXIT_OK
@@ -185,7 +222,8 @@ PAGE = """<!doctype html>
 <html lang="zh-CN"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1"><title>笔记助手</title>
 <style>
-body { font: 16px/1.6 system-ui, "PingFang SC", "Microsoft YaHei", sans-serif; margin: 0; background: #f6f7f9; color: #222; }
+body { font: 16px/1.6 system-ui, "PingFang SC", "Microsoft YaHei", sans-serif; margin: 0;
+       background: #f6f7f9; color: #222; }
 main { max-width: 760px; margin: 0 auto; padding: 24px 16px 48px; }
 section { background: #fff; border: 1px solid #e2e4e8; border-radius: 8px; padding: 16px; margin-top: 16px; }
 h1 { margin: 0; font-size: 24px; } h2 { margin: 0 0 8px; font-size: 18px; }
@@ -201,7 +239,8 @@ button { font: inherit; padding: 6px 16px; cursor: pointer; }
 <form id="search-form"><input id="query" maxlength="200" required placeholder="例如：RAG 的步骤"><button>搜索</button></form>
 <div id="search-result"></div></section>
 <section><h2>提问</h2>
-<form id="ask-form"><textarea id="question" rows="2" maxlength="2000" required placeholder="例如：RAG 的步骤顺序是什么？"></textarea><button>提问</button></form>
+<form id="ask-form"><textarea id="question" rows="2" maxlength="2000" required
+  placeholder="例如：RAG 的步骤顺序是什么？"></textarea><button>提问</button></form>
 <div id="ask-result"></div></section>
 </main>
 <script>
@@ -223,12 +262,13 @@ function handle(formId, boxId, busyText, run) {
     event.preventDefault();
     const box = document.getElementById(boxId);
     box.replaceChildren(el("p", busyText, "muted"));
-    try { box.replaceChildren(...await run()); } catch (e) { box.replaceChildren(el("p", "出错了：" + e.message, "error")); }
+    try { box.replaceChildren(...await run()); }
+    catch (e) { box.replaceChildren(el("p", "出错了：" + e.message, "error")); }
   });
 }
 handle("search-form", "search-result", "搜索中……", async () => {
   const data = await callApi("/api/search?q=" + encodeURIComponent(document.getElementById("query").value));
-  if (!data.hits.length) return [el("p", "没有笔记包含这个短语。", "muted")];
+  if (!data.hits.length) return [el("p", "没有找到相关的笔记。", "muted")];
   const list = el("ol");
   for (const hit of data.hits) {
     const item = el("li");
@@ -243,7 +283,8 @@ handle("ask-form", "ask-result", "思考中……（真实 API 可能要等几�
                                          body: JSON.stringify({question})});
   const nodes = [el("p", data.answer, data.stop === "answered" ? "answer" : "answer error")];
   nodes.push(el("p", "停止原因：" + data.stop + "（" + data.stop_text + "）；模型请求 " + data.requests
-                + " 次；模型：" + data.model, "muted"));
+                + " 次；用掉 " + data.tokens.used + " 个 token" + (data.tokens.estimated ? "（含估计值）" : "")
+                + "；模型：" + data.model, "muted"));
   if (data.calls.length) {
     const list = el("ol", undefined, "muted");
     for (const call of data.calls) {
@@ -294,71 +335,16 @@ def page_search(query):
 def make_server(port=0, offline=False, env=None):
     """The page's HTTP server on 127.0.0.1 (not started); `url` says where it listens."""
     import html
-    import urllib.parse
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    model_text = html.escape(describe_model(load_model(offline, env)))
+    model_text = html.escape(describe_model(load_model(offline, env)))  # a bad setting stops before binding
 
     class PageHandler(BaseHTTPRequestHandler):
         def do_GET(self):
-            self.respond(self.route_get)
+            respond(self, route_get)
 
         def do_POST(self):
-            self.respond(self.route_post)
-
-        def respond(self, route):
-            """Send route()'s (status, page text or JSON dict); any failure becomes a JSON error."""
-            host = self.headers.get("Host") or ""
-            try:
-                if urllib.parse.urlsplit("//" + host).hostname not in ("127.0.0.1", "localhost"):
-                    # a DNS name rebound to 127.0.0.1 is another site: it must not use this page
-                    status, body = 403, {"error": f"只接受本机地址访问（Host：{host or '空'}），"
-                                                  f"请打开 {server.url}"}
-                else:
-                    status, body = route()
-            except Exception as exc:  # shown on the page and the terminal, never a traceback
-                say(f"网页请求出错：{type(exc).__name__}: {exc}")
-                status, body = 500, {"error": f"服务器内部错误（{type(exc).__name__}），详情见运行 serve 的终端。"}
-            if isinstance(body, dict):
-                body, content_type = json.dumps(body, ensure_ascii=False), "application/json"
-            else:
-                content_type = "text/html"
-            self.send(status, body.encode("utf-8"), content_type)
-
-        def route_get(self):
-            path, _, query = self.path.partition("?")
-            if path == "/":
-                return 200, PAGE.replace("__MODEL__", model_text)
-            if path == "/api/search":
-                return page_search(urllib.parse.parse_qs(query).get("q", [""])[0])
-            return 404, {"error": f"没有这个地址：{path}"}
-
-        def route_post(self):
-            if self.path != "/api/ask":
-                return 404, {"error": f"没有这个地址：{self.path}"}
-            # JSON only: a form posted by another site cannot make this server spend API calls
-            if not self.headers.get("Content-Type", "").startswith("application/json"):
-                return 415, {"error": "请求必须是 JSON（Content-Type: application/json）。"}
-            length = self.headers.get("Content-Length") or "0"
-            length = int(length) if length.isascii() and length.isdigit() else 0
-            if not 0 < length <= 64 * 1024:
-                return 400, {"error": "请求体为空或超过 64 KB。"}
-            try:
-                body = json.loads(self.rfile.read(length).decode("utf-8"))
-            except ValueError:
-                return 400, {"error": "请求体不是合法的 JSON。"}
-            return page_ask(body.get("question") if isinstance(body, dict) else None, offline, env)
-
-        def send(self, status, data, content_type):
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", f"{content_type}; charset=utf-8")
-                self.send_header("Content-Length", str(len(data)))
-                self.send_header("X-Content-Type-Options", "nosniff")
-                self.end_headers()
-                self.wfile.write(data)
-            except OSError:
-                pass  # the browser went away
+            respond(self, route_post)
 
         def log_message(self, format, *args):
             say(f"网页：{format % args}")
@@ -369,7 +355,74 @@ def make_server(port=0, offline=False, env=None):
     server = ThreadingHTTPServer(("127.0.0.1", port), PageHandler)
     server.daemon_threads = True
     server.url = f"http://127.0.0.1:{server.server_address[1]}/"
+    server.model_text, server.offline, server.env = model_text, offline, env
     return server
+
+
+def respond(handler, route):
+    """Send route(handler)'s (status, page text or JSON dict); any failure becomes a JSON error."""
+    import urllib.parse
+    host = handler.headers.get("Host") or ""
+    try:
+        if urllib.parse.urlsplit("//" + host).hostname not in ("127.0.0.1", "localhost"):
+            # a DNS name rebound to 127.0.0.1 is another site: it must not use this page
+            status, body = 403, {"error": f"只接受本机地址访问（Host：{host or '空'}），请打开 {handler.server.url}"}
+        else:
+            status, body = route(handler)
+    except Exception as exc:  # shown on the page and the terminal, never a traceback
+        say(f"网页请求处理出错（Python 异常 {type(exc).__name__}：{exc}），已向网页返回 500。")
+        status, body = 500, {"error": f"服务器内部错误（{type(exc).__name__}），详情见运行 serve 的终端。"}
+    if isinstance(body, dict):
+        body, content_type = json.dumps(body, ensure_ascii=False), "application/json"
+    else:
+        content_type = "text/html"
+    send(handler, status, body.encode("utf-8"), content_type)
+
+
+def route_get(handler):
+    import urllib.parse
+    path, _, query = handler.path.partition("?")
+    if path == "/":
+        return 200, PAGE.replace("__MODEL__", handler.server.model_text)
+    if path == "/api/search":
+        return page_search(urllib.parse.parse_qs(query).get("q", [""])[0])
+    if path == "/api/ask":
+        return 405, {"error": "/api/ask 只接受 POST：请在网页的提问框里提交问题，"
+                              "或发送 JSON {\"question\": \"……\"}（Content-Type: application/json）。"}
+    return 404, {"error": f"没有这个地址：{path}（网页在 /，搜索用 GET /api/search?q=词，提问用 POST /api/ask）"}
+
+
+def route_post(handler):
+    path = handler.path.partition("?")[0]
+    if path == "/api/search":
+        return 405, {"error": "/api/search 只接受 GET：例如 GET /api/search?q=RAG。"}
+    if path != "/api/ask":
+        return 404, {"error": f"没有这个地址：{path}（提问用 POST /api/ask）"}
+    # JSON only: a form posted by another site cannot make this server spend API calls
+    if not handler.headers.get("Content-Type", "").startswith("application/json"):
+        return 415, {"error": "请求必须是 JSON（Content-Type: application/json）。"}
+    length = handler.headers.get("Content-Length") or "0"
+    length = int(length) if length.isascii() and length.isdigit() else 0
+    if not 0 < length <= 64 * 1024:
+        return 400, {"error": "请求体为空或超过 64 KB。"}
+    try:
+        body = json.loads(handler.rfile.read(length).decode("utf-8"))
+    except ValueError:
+        return 400, {"error": "请求体不是合法的 JSON。"}
+    question = body.get("question") if isinstance(body, dict) else None
+    return page_ask(question, handler.server.offline, handler.server.env)
+
+
+def send(handler, status, data, content_type):
+    try:
+        handler.send_response(status)
+        handler.send_header("Content-Type", f"{content_type}; charset=utf-8")
+        handler.send_header("Content-Length", str(len(data)))
+        handler.send_header("X-Content-Type-Options", "nosniff")
+        handler.end_headers()
+        handler.wfile.write(data)
+    except OSError:
+        pass  # the browser went away
 
 
 # ---- command line -------------------------------------------------------------------------------
@@ -382,7 +435,7 @@ def build_parser():
                               description="问一个问题；工具调用和停止原因显示在 stderr。")
     ask.add_argument("question", metavar="问题", help="问题，例如 \"RAG 的步骤顺序是什么？\"")
     ask.add_argument("--json", action="store_true",
-                     help="stdout 打印一行 JSON：stop、answer、model、offline、requests、tool_calls、turns")
+                     help="stdout 打印一行 JSON：stop、answer、model、offline、requests、tool_calls、turns、tokens、error")
     chat = commands.add_parser("chat", help="多轮对话（/reset 清空，/quit 退出）", epilog=EXIT_CODES)
     search = commands.add_parser("search", help="搜索笔记，打印一行 JSON", epilog=EXIT_CODES)
     search.add_argument("query", metavar="搜索词", help="要查找的短语")
@@ -390,7 +443,12 @@ def build_parser():
     serve.add_argument("--port", type=int, default=8765, help="端口，默认 8765；0 表示自动选择")
     for command in (ask, chat, serve):
         command.add_argument("--offline", action="store_true", help="即使设置了 DEEPSEEK_API_KEY 也用离线演示模型")
+    for command in (ask, chat):
+        command.add_argument("--max-tokens", type=int, metavar="N", default=None,
+                             help="每个问题的 token 预算：每次请求发出前，已用 + 请求体字节数 + max_tokens "
+                                  "必须不超过 N，否则以 token_budget 停下；默认不设预算")
     return parser
+
 
 
 COMMANDS = {"ask": command_ask, "chat": command_chat, "search": command_search, "serve": command_serve}
@@ -414,4 +472,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(main, "\n已中断。")

@@ -8,7 +8,7 @@ at it (DEEPSEEK_API_KEY=test DEEPSEEK_BASE_URL=<printed URL> python3 project/app
 
 prints its base URL as one line on stdout, then one line per request on stderr (number, mode and
 session, x-stainless-retry-count, body size, gap since the session's previous request, status).
-It stops by itself after --max-seconds, or on Ctrl-C.
+It stops by itself after --max-seconds, or on Ctrl-C (both a normal end: exit 0).
 
 URLs: one server serves every mode and every client run at once.
     base URL     http://127.0.0.1:PORT[/mode/MODE][/s/SESSION]
@@ -23,7 +23,10 @@ digits, "_" or "-") starts from the first request, whatever other runs did befor
 Like the real API, and before any mode applies, a request is answered 400 when its JSON is broken,
 when an assistant message's tool calls are not all followed by their tool results before the next
 other message, or when a tool message answers no pending call. This check is the mock's own:
-it must catch the client's mistakes, so it shares no code with the client.
+it must catch the client's mistakes, so it shares no code with the client. A user message that
+begins with 【循环提醒】 (the app's loop reminder) is not a new question: tool rounds are counted
+past it, and the heed-reminder mode answers once it sees one. Every mode is listed in MODES (and
+in --help and docs/assistant/DESIGN.md with what `ask --json` ends with).
 """
 import argparse
 import json
@@ -31,12 +34,15 @@ import re
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 DEFAULT_MAX_SECONDS = 600.0
 DEFAULT_RETRY_AFTER = 1.0
 DEFAULT_SLOW_SECONDS = 5.0
+DEFAULT_TRICKLE_SECONDS = 1.0
+COMPLETION_TOKENS = 16
 MAX_BODY_BYTES = 8 * 1024 * 1024
 SESSION_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 RATE_LIMITED = "Rate limit reached for requests"
@@ -48,6 +54,9 @@ CONTEXT_LENGTH_MESSAGE = (
 UNANSWERED_CALLS = (
     "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
     "'tool_call_id'. (insufficient tool messages following tool_calls message)")
+OVERLOADED_IN_200 = {"error": {"message": "upstream overloaded", "type": "server_error", "code": 200}}
+HEEDED_ANSWER = "（mock）收到提醒，不再重复调用：笔记列表已经看过，这就是回答。"
+REMINDER_PREFIX = "【循环提醒】"  # the app's loop reminder: part of the history, never a new question
 ORPHAN_TOOL_MESSAGE = (
     "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'")
 
@@ -80,12 +89,18 @@ def _truncated_tool_call():
     return status, headers, choice
 
 
+def _delivered(reply, delivery=None, raw=None, usage=True):
+    """A reply with how it is sent: `delivery` "trickle" / "cut-off", a `raw` body instead of a
+    completion, or a completion without `usage`."""
+    return (*reply, {"delivery": delivery, "raw": raw, "usage": usage})
+
+
 def _failing(status, message, kind, times=None, headers=lambda server: {}):
     """A mode that answers this error (to the first `times` requests of a session, or always)."""
-    def reply(n, round_no, server):
+    def reply(n, round_no, asked):
         if times is not None and n > times:
             return _text(ANSWER)
-        return _error(status, message, kind, headers(server))
+        return _error(status, message, kind, headers(asked.server))
     return reply
 
 
@@ -98,8 +113,10 @@ def _search(query):
     return ("search_notes", {"query": query})
 
 
-# mode -> (description, reply(n, round_no, server)); n = the session's request number (1-based),
-# round_no = the tool round this response opens within the current question (1-based).
+# mode -> (description, reply(n, round_no, asked)); n = the session's request number (1-based),
+# round_no = the tool round this response opens within the current question (1-based), asked =
+# Asked(server, reminded): reminded is True when a loop reminder came after the question.
+# A reply is (status, headers, choice) or, through _delivered, (status, headers, choice, how).
 MODES = {
     "plain": ("只回答文字，不调用工具", lambda n, r, s: _text(ANSWER)),
     "loop": ("每轮都是同一个调用 list_notes({})，参数不变",
@@ -136,14 +153,50 @@ MODES = {
                lambda n, r, s: _text("", "content_filter")),
     "slow": ("先等 --slow-seconds 秒再正常回答",
              lambda n, r, s: _text(ANSWER)),
+    "trickle": ("正常的回答，但整个回应（状态行、头和正文）每 --trickle-seconds 秒只发 1 个字节",
+                lambda n, r, s: _delivered(_text(ANSWER), "trickle")),
+    "cut-off": ("200 回应的正文只发一半就断开连接（Content-Length 写的是全长）",
+                lambda n, r, s: _delivered(_text(ANSWER), "cut-off")),
+    "429-long": ("总是 429，带 retry-after: 70（超过客户端自动等待的上限 60 秒）",
+                 _failing(429, RATE_LIMITED, "rate_limit_error", headers=lambda server: {"retry-after": "70"})),
+    "empty": ("200 回应，content 只有空白，也没有工具调用", lambda n, r, s: _text("  ")),
+    "error-200": ("200 回应，但正文是错误对象 {\"error\": {\"message\": \"upstream overloaded\"}}",
+                  lambda n, r, s: _delivered((200, {}, None), raw=OVERLOADED_IN_200)),
+    "no-usage": ("正常回答，但回应里没有 usage（用量未知）", lambda n, r, s: _delivered(_text(ANSWER), usage=False)),
+    "heed-reminder": ("每轮都调用 list_notes({})，直到收到【循环提醒】才回答",
+                      lambda n, r, s: _tool_calls("我再看一次笔记列表。", LIST_NOTES) if not s.reminded
+                      else _text(HEEDED_ANSWER)),
 }
 
 
+@dataclass(frozen=True)
+class Asked:
+    """What a mode may look at besides the counters: the server (its settings) and the reminder."""
+
+    server: object
+    reminded: bool
+
+
+def _reminded(messages):
+    """True when a loop reminder follows the last question."""
+    for message in reversed(messages):
+        if _is_reminder(message):
+            return True
+        if message.get("role") == "user":
+            return False
+    return False
+
+
+def _is_reminder(message):
+    content = message.get("content")
+    return message.get("role") == "user" and isinstance(content, str) and content.startswith(REMINDER_PREFIX)
+
+
 def _tool_round(messages):
-    """1 + the assistant tool-call messages since the last user message."""
+    """1 + the assistant tool-call messages since the last user question (a reminder is not one)."""
     rounds = 0
     for message in reversed(messages):
-        if message.get("role") == "user":
+        if message.get("role") == "user" and not _is_reminder(message):
             break
         if message.get("role") == "assistant" and message.get("tool_calls"):
             rounds += 1
@@ -220,11 +273,12 @@ class MockServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, port=0, mode="plain", *, retry_after=DEFAULT_RETRY_AFTER,
-                 slow_seconds=DEFAULT_SLOW_SECONDS, log=None):
+                 slow_seconds=DEFAULT_SLOW_SECONDS, trickle_seconds=DEFAULT_TRICKLE_SECONDS, log=None):
         super().__init__(("127.0.0.1", port), MockHandler)
         self.default_mode = mode
         self.retry_after = retry_after
         self.slow_seconds = slow_seconds
+        self.trickle_seconds = trickle_seconds
         self.log = log
         self.url = f"http://127.0.0.1:{self.server_address[1]}"
         self.stopping = threading.Event()
@@ -248,6 +302,11 @@ class MockServer(ThreadingHTTPServer):
             record["body_sizes"].append(body_size)
             record["gaps"].append(gap)
             return self._total, record["requests"], gap
+
+    def note_max_tokens(self, mode, session, max_tokens):
+        """Record the request's max_tokens (None when it sent none)."""
+        with self._lock:
+            self._sessions[(mode, session)]["max_tokens"].append(max_tokens)
 
     def finish(self, mode, session, status, rejected):
         with self._lock:
@@ -277,7 +336,7 @@ class MockServer(ThreadingHTTPServer):
 
 def _new_session(mode, session):
     return {"mode": mode, "session": session, "requests": 0, "retry_counts": [], "body_sizes": [],
-            "gaps": [], "statuses": [], "rejected": 0}
+            "max_tokens": [], "gaps": [], "statuses": [], "rejected": 0}
 
 
 class MockHandler(BaseHTTPRequestHandler):
@@ -308,17 +367,20 @@ class MockHandler(BaseHTTPRequestHandler):
         header = self.headers.get("x-stainless-retry-count", "")
         retry_count = int(header) if header.isdigit() else None
         number, n, gap = self.server.count(mode, session, retry_count, len(raw))
-        status, headers, payload, rejected = self._reply(mode, n, raw, number)
+        self._session = session
+        status, headers, payload, rejected, delivery = self._reply(mode, n, raw, number)
         delay = self.server.slow_seconds if status == 200 and mode == "slow" else 0
         if self.server.log:
             gap_text = "" if gap is None else f"，距上次 {gap:.2f} 秒"
+            how = {"trickle": f"（每 {self.server.trickle_seconds:g} 秒发 1 个字节）", "cut-off": "（正文发一半就断开）",
+                   None: f"（{delay:g} 秒后回答）" if delay else ""}[delivery]
             self.server.log(f"第 {number} 次请求（{mode}/{session} 第 {n} 次，retry-count="
                             f"{'-' if retry_count is None else retry_count}，body {len(raw)} bytes"
-                            f"{gap_text}）-> {status}" + (f"（{delay:g} 秒后回答）" if delay else ""))
+                            f"{gap_text}）-> {status}{how}")
         if delay and self.server.stopping.wait(delay):
             return None  # the server is stopping: no answer
         self.server.finish(mode, session, status, rejected)
-        self._send(status, payload, headers)
+        self._send(status, payload, headers, delivery)
 
     def _method_not_allowed(self):
         self._send(405, {"error": {"message": f"不支持 {self.command}：只有 POST {{基础 URL}}/chat/completions "
@@ -345,47 +407,81 @@ class MockHandler(BaseHTTPRequestHandler):
         return self.rfile.read(min(max(length, 0), MAX_BODY_BYTES))
 
     def _reply(self, mode, n, raw, number):
-        """(status, headers, JSON payload, rejected 0/1) for request `number` of this session."""
+        """(status, headers, JSON payload, rejected 0/1, delivery) for request `number` of this session."""
         if not self.headers.get("Authorization", "").removeprefix("Bearer ").strip():
-            return (*_error(401, "Authentication Fails (no api key)", "authentication_error"), 0)
+            return (*_error(401, "Authentication Fails (no api key)", "authentication_error"), 0, None)
         try:
             body = json.loads(raw.decode("utf-8"))
             problem = request_problem(body)
         except ValueError:
             problem = "Request body is not valid JSON"
         if problem:
-            return (*_error(400, problem, "invalid_request_error"), 1)
-        status, headers, choice = MODES[mode][1](n, _tool_round(body["messages"]), self.server)
+            return (*_error(400, problem, "invalid_request_error"), 1, None)
+        self.server.note_max_tokens(mode, self._session, body.get("max_tokens"))
+        status, headers, choice, *how = MODES[mode][1](n, _tool_round(body["messages"]),
+                                                      Asked(self.server, _reminded(body["messages"])))
+        how = how[0] if how else {"delivery": None, "raw": None, "usage": True}
         if status != 200:
-            return status, headers, choice, 0
+            return status, headers, choice, 0, how["delivery"]
+        if how["raw"] is not None:
+            return status, headers, how["raw"], 0, how["delivery"]
         for index, call in enumerate(choice["message"].get("tool_calls", ()), 1):
             call["id"] = f"call_{number}_{index}"
-        return status, headers, _completion(body, choice, number, len(raw)), 0
+        return status, headers, _completion(body, choice, number, len(raw), how["usage"]), 0, how["delivery"]
 
-    def _send(self, status, payload, headers=None):
+    def _send(self, status, payload, headers=None, delivery=None):
+        """Answer PAYLOAD as JSON: whole, one byte at a time ("trickle"), or half and hang up ("cut-off")."""
         data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         try:
+            if delivery == "trickle":
+                return self._trickle(status, data, headers)
             self.send_response(status)
             self.send_header("Content-Type", "application/json; charset=utf-8")
             self.send_header("Content-Length", str(len(data)))
             for name, value in (headers or {}).items():
                 self.send_header(name, value)
+            if delivery == "cut-off":
+                self.send_header("Connection", "close")
+                self.close_connection = True
             self.end_headers()
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
+            self.wfile.write(data[:len(data) // 2] if delivery == "cut-off" else data)
+        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
             pass  # the client gave up (Ctrl-C, timeout): nobody is left to answer
+        return None
+
+    def _trickle(self, status, data, headers):
+        head = [f"HTTP/1.1 {status} {self.responses.get(status, ('',))[0]}", "Content-Type: application/json",
+                f"Content-Length: {len(data)}", "Connection: close",
+                *(f"{name}: {value}" for name, value in (headers or {}).items())]
+        self.close_connection = True
+        whole = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + data
+        for index in range(len(whole)):
+            if self.server.stopping.wait(self.server.trickle_seconds if index else 0):
+                return  # the server is stopping
+            self.wfile.write(whole[index:index + 1])
+            self.wfile.flush()
 
 
-def _completion(body, choice, number, body_size):
+def _completion(body, choice, number, body_size, usage=True):
+    """A chat.completion; its usage (prompt: a quarter of the body's bytes, 16 generated) unless USAGE is False."""
     prompt_tokens = body_size // 4
-    return {"id": f"chatcmpl-mock-{number}", "object": "chat.completion",
-            "created": int(time.time()), "model": body["model"],
-            "choices": [{"index": 0, "logprobs": None, **choice}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 16,
-                      "total_tokens": prompt_tokens + 16}}
+    completion = {"id": f"chatcmpl-mock-{number}", "object": "chat.completion",
+                  "created": int(time.time()), "model": body["model"],
+                  "choices": [{"index": 0, "logprobs": None, **choice}]}
+    if usage:
+        completion["usage"] = {"prompt_tokens": prompt_tokens, "completion_tokens": COMPLETION_TOKENS,
+                               "total_tokens": prompt_tokens + COMPLETION_TOKENS}
+    return completion
 
 
 # ---- command line -------------------------------------------------------------------------------
+
+class _ModesHelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """The mode table kept as laid out, and the usage line in Chinese like every other --help."""
+
+    def add_usage(self, usage, actions, groups, prefix=None):
+        super().add_usage(usage, actions, groups, "用法：" if prefix is None else prefix)
+
 
 def build_parser():
     from cli import ChineseArgumentParser
@@ -395,8 +491,8 @@ def build_parser():
         prog="mock_model.py", description="会故意出错的本地模型服务（OpenAI 兼容），只监听 127.0.0.1。",
         epilog=(f"模式：\n{modes}\n\n一个服务同时提供所有模式：基础 URL 写成 http://127.0.0.1:PORT/mode/MODE/s/SESSION"
                 "\n（SESSION 由字母、数字、_、- 组成），每个会话从第 1 次请求算起；GET 基础URL/stats 查看计数，GET /ping 不计数。"
-                "\n\n退出码：0 到时自动停止；2 参数错误或端口不可用；130 Ctrl-C。"),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+                "\n\n退出码：0 到时自动停止，或按 Ctrl-C 停止；2 参数错误或端口不可用。"),
+        formatter_class=_ModesHelpFormatter)
     parser.add_argument("--mode", default="plain", choices=list(MODES), metavar="MODE",
                         help="默认模式（也可以用 /mode/MODE 按请求选择），默认 plain")
     parser.add_argument("--port", type=int, default=0, help="端口，默认 0（自动选择）")
@@ -406,23 +502,26 @@ def build_parser():
                         help=f"429-after 模式的 retry-after 秒数，默认 {DEFAULT_RETRY_AFTER:g}")
     parser.add_argument("--slow-seconds", type=float, default=DEFAULT_SLOW_SECONDS,
                         help=f"slow 模式回答前等待的秒数，默认 {DEFAULT_SLOW_SECONDS:g}")
+    parser.add_argument("--trickle-seconds", type=float, default=DEFAULT_TRICKLE_SECONDS,
+                        help=f"trickle 模式每发 1 个字节之间的秒数，默认 {DEFAULT_TRICKLE_SECONDS:g}")
     return parser
 
 
 def main(argv=None):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the workspace's cli module
-    from cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, say, use_safe_console
+    from cli import EXIT_OK, EXIT_USAGE, install_termination_handlers, say, use_safe_console
+    install_termination_handlers()
     use_safe_console()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535:
         parser.error(f"参数 --port 必须在 0 到 65535 之间（0 表示自动选择），收到 {args.port}")
-    for name in ("max_seconds", "retry_after", "slow_seconds"):
+    for name in ("max_seconds", "retry_after", "slow_seconds", "trickle_seconds"):
         if not 0 < getattr(args, name) <= 86400:
             parser.error(f"参数 --{name.replace('_', '-')} 必须是 0 到 86400 之间的秒数，收到 {getattr(args, name)}")
     try:
         server = MockServer(args.port, args.mode, retry_after=args.retry_after,
-                            slow_seconds=args.slow_seconds, log=say)
+                            slow_seconds=args.slow_seconds, trickle_seconds=args.trickle_seconds, log=say)
     except OSError as exc:
         say(f"错误：无法在 127.0.0.1:{args.port} 上监听（{exc}）。换一个端口，或用 --port 0。")
         return EXIT_USAGE
@@ -434,9 +533,9 @@ def main(argv=None):
     timer.start()
     try:
         server.serve_forever(poll_interval=0.1)
-    except KeyboardInterrupt:
-        say("已中断，mock 停止。")
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt:  # the way a person stops a server: a normal end
+        say("mock 已按要求停止。")
+        return EXIT_OK
     finally:
         server.stopping.set()
         server.server_close()

@@ -17,7 +17,7 @@ from tests.support import ROOT, WorkspaceTestCase
 sys.path.insert(0, str(ROOT / "project"))
 import app  # noqa: E402
 import mock_model  # noqa: E402
-from assistant.agent import history_problems  # noqa: E402
+from assistant.history import history_problems  # noqa: E402
 
 QUESTION = "RAG 的步骤顺序是什么？"
 STEP_ORDER = "先检索相关段落，再把检索到的段落交给模型生成回答"  # the sentence of note A01
@@ -28,7 +28,10 @@ class AskOfflineTest(WorkspaceTestCase):
         code, stdout, stderr = self.run_cli("project/app.py", "ask", QUESTION, "--json")
         result = self.assertOneJsonLine(stdout)
         self.assertEqual(code, 0)
-        self.assertEqual(list(result)[:6], ["stop", "answer", "model", "offline", "requests", "tool_calls"])
+        self.assertEqual(list(result), ["stop", "answer", "model", "offline", "requests", "tool_calls", "turns",
+                                        "tokens", "error"])
+        self.assertEqual((result["tokens"], result["error"]), ({"used": 0, "estimated": False, "budget": None}, None))
+        self.assertTrue(stderr.rstrip().splitlines()[-1].endswith("用掉 0 个 token。"), stderr)
         self.assertEqual((result["stop"], result["model"], result["offline"]), ("answered", "offline-demo", True))
         self.assertIn(STEP_ORDER, result["answer"])
         self.assertEqual(result["tool_calls"][-1], "read_note")
@@ -68,7 +71,9 @@ class AskOfflineTest(WorkspaceTestCase):
         self.assertIn("缺少必需的参数：问题", stderr)
         self.assertNoTraceback(stderr)
         cases = [(("ask", "   "), "问题不能为空"), (("search", " "), "搜索词不能为空"),
-                 (("ask", QUESTION, "--jsn"), "--jsn"), (("fly",), "'fly'"), (("serve", "--port", "99999"), "--port")]
+                 (("ask", QUESTION, "--jsn"), "--jsn"), (("fly",), "'fly'"), (("serve", "--port", "99999"), "--port"),
+                 (("ask", QUESTION, "--max-tokens", "0"), "--max-tokens"),
+                 (("chat", "--max-tokens", "-5"), "--max-tokens"), (("ask", QUESTION, "--max-tokens", "many"), "many")]
         for args, named in cases:
             with self.subTest(args=args):
                 err = io.StringIO()
@@ -117,7 +122,7 @@ class AskAgainstMockTest(WorkspaceTestCase):
 
     def setUp(self):
         super().setUp()
-        self.mock = mock_model.MockServer(0).start()
+        self.mock = mock_model.MockServer(0, retry_after=0.2).start()
         self.addCleanup(self.mock.stop)
 
     def ask(self, mode):
@@ -140,6 +145,37 @@ class AskAgainstMockTest(WorkspaceTestCase):
     def test_api_error_answer_is_a_chinese_sentence(self):
         _, result, _ = self.ask("402")
         self.assertIn("余额不足", result["answer"])
+
+    def test_new_faults_and_the_budget(self):
+        cases = {"429-long": (1, "api_error", 1), "empty": (1, "api_error", 1), "error-200": (1, "api_error", 1),
+                 "no-usage": (0, "answered", 1), "heed-reminder": (0, "answered", 3)}
+        results = {}
+        for mode, (exit_code, stop, requests) in cases.items():
+            with self.subTest(mode=mode):
+                code, results[mode], _ = self.ask(mode)
+                self.assertEqual((code, results[mode]["stop"], results[mode]["requests"]), (exit_code, stop, requests))
+        self.assertTrue(results["no-usage"]["tokens"]["estimated"])
+        self.assertFalse(results["heed-reminder"]["tokens"]["estimated"])
+        self.assertIn("“upstream overloaded”", results["error-200"]["answer"])
+        self.assertEqual(results["error-200"]["error"], "upstream overloaded")
+        self.assertIn("70 秒", results["429-long"]["answer"])
+
+    def test_max_tokens_stops_before_a_request_that_might_not_fit(self):
+        env = {"DEEPSEEK_API_KEY": "test", "DEEPSEEK_BASE_URL": f"{self.mock.url}/mode/progress/s/b"}
+        code, stdout, stderr = self.run_cli("project/app.py", "ask", "--json", "--max-tokens", "9000", QUESTION,
+                                            env=env)
+        result = self.assertOneJsonLine(stdout)
+        self.assertEqual((code, result["stop"]), (1, "token_budget"))
+        self.assertEqual(result["tokens"]["budget"], 9000)
+        self.assertLessEqual(result["tokens"]["used"], 9000)
+        self.assertEqual(result["requests"], self.mock.stats("progress", "b")["session"]["requests"])
+        self.assertIn("（预算 9000）。", stderr.rstrip().splitlines()[-1])
+
+    def test_a_long_wait_is_named_on_stderr(self):
+        env = {"DEEPSEEK_API_KEY": "test", "DEEPSEEK_BASE_URL": f"{self.mock.url}/mode/429-after/s/w"}
+        code, stdout, stderr = self.run_cli("project/app.py", "ask", "--json", QUESTION, env=env)
+        self.assertEqual(code, 0)
+        self.assertIn("服务端要求等待 0.2 秒", stderr)
 
     def test_with_json_the_explanation_is_also_on_stderr(self):
         env = {"DEEPSEEK_API_KEY": "test", "DEEPSEEK_BASE_URL": f"{self.mock.url}/mode/401/s/e"}
@@ -169,7 +205,7 @@ class FakeModel:
         self.requests = 0
         self.problems = []
 
-    def complete(self, messages, tools):
+    def complete(self, messages, tools, budget=None):
         self.requests += 1
         self.problems += history_problems(messages)
         if self.requests == 1:
@@ -191,7 +227,9 @@ class ChatInterruptTest(unittest.TestCase):
                 contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = app.command_chat(app.build_parser().parse_args(["chat"]))
         self.assertEqual(code, 0)
-        self.assertIn("已中断", err.getvalue())
+        said = (out.getvalue() + err.getvalue()).count("已中断")
+        self.assertEqual(said, 1, "the interruption is said once")
+        self.assertIn("可以接着问下一句", out.getvalue())
         self.assertIn("助手 > 好的", out.getvalue())
         self.assertEqual(model.problems, [])
         self.assertEqual([m["content"] for m in model.last_messages if m["role"] == "user"],
@@ -243,12 +281,25 @@ class ServeTest(unittest.TestCase):
                      (self.fetch(url + "api/ask", b"{broken"), 400, "JSON"),
                      (self.fetch(url + "api/search?q="), 400, "搜索词"),
                      (self.fetch(url + "nothing-here"), 404, "/nothing-here"),
+                     (self.fetch(url + "api/ask"), 405, "只接受 POST"),
+                     (self.fetch(url + "api/search", {"q": "RAG"}), 405, "只接受 GET"),
                      (self.fetch(url, host="evil.example:80"), 403, "evil.example")]
         for (status, body), expected_status, named in cases:
             with self.subTest(expected_status=expected_status):
                 self.assertEqual(status, expected_status)
                 self.assertIn(named, body["error"])
         self.assertNotIn("Traceback", log.getvalue())
+
+    def test_stopping_the_server_with_ctrl_c_is_a_normal_end(self):
+        with patching.patch.object(app, "make_server") as make, \
+                contextlib.redirect_stderr(io.StringIO()) as err, contextlib.redirect_stdout(io.StringIO()):
+            make.return_value.url = "http://127.0.0.1:1/"
+            make.return_value.serve_forever.side_effect = KeyboardInterrupt
+            code = app.command_serve(app.build_parser().parse_args(["serve", "--offline"]))
+        self.assertEqual(code, 0)
+        self.assertIn("网页服务已停止", err.getvalue())
+        self.assertNotIn("已中断", err.getvalue())
+        make.return_value.server_close.assert_called_once()
 
     def test_model_name_is_escaped_and_api_failures_show_on_the_page(self):
         mock = mock_model.MockServer(0).start()

@@ -11,8 +11,11 @@ from tests.support import ROOT
 
 sys.dont_write_bytecode = True  # nothing may be written into the checkout
 sys.path.insert(0, str(ROOT / "project"))
-from assistant import agent, client  # noqa: E402
+from assistant import agent, errors  # noqa: E402
+from assistant.budget import BudgetExceeded, TokenBudget  # noqa: E402
+from assistant.cycle import CycleDetector, round_signature  # noqa: E402
 from assistant.demo_model import DemoModel  # noqa: E402
+from assistant.history import REMINDER_PREFIX, history_problems, is_reminder, seal_dangling_tool_calls  # noqa: E402
 
 RAG_SENTENCE = "RAG 的步骤顺序是：先检索相关段落，再把检索到的段落交给模型生成回答。"
 
@@ -44,10 +47,10 @@ class ScriptedModel:
         self.sent = []          # a copy of the history at each request
         self.problems = []      # history_problems at each request
 
-    def complete(self, messages, tools):
+    def complete(self, messages, tools, budget=None):
         self.requests += 1
         self.sent.append([dict(message) for message in messages])
-        self.problems.extend(agent.history_problems(messages))
+        self.problems.extend(history_problems(messages))
         item = self.script.pop(0) if self.script else self.then
         if callable(item):
             item = item(self.requests)
@@ -76,9 +79,9 @@ class LoopTestCase(unittest.TestCase):
         self.history = [] if history is None else history
         outcome = agent.run_question(model, self.history, "问题", tool_runner=runner or Runner(), **options)
         self.assertEqual(model.problems, [], "a request was sent with an invalid history")
-        self.assertEqual(agent.history_problems(self.history), [])
+        self.assertEqual(history_problems(self.history), [])
         self.assertIn(outcome.stop, ("answered", "max_turns", "tool_failures", "no_progress", "output_truncated",
-                                     "context_full", "model_refused", "api_error", "interrupted"))
+                                     "context_full", "model_refused", "api_error", "interrupted", "token_budget"))
         return outcome
 
 
@@ -121,7 +124,7 @@ class StopReasons(LoopTestCase):
         ids = [c["id"] for m in self.history for c in m.get("tool_calls") or []]
         self.assertEqual(len(ids), 3)
         self.assertEqual(len(set(ids)), 3, ids)
-        self.assertEqual(agent.history_problems(
+        self.assertEqual(history_problems(
             [{"role": "assistant", "tool_calls": [call("list_notes", {}, "x"), call("list_notes", {}, "x")]},
              {"role": "tool", "tool_call_id": "x", "content": "[]"},
              {"role": "tool", "tool_call_id": "x", "content": "[]"}]),
@@ -212,7 +215,7 @@ class StopReasons(LoopTestCase):
 
 class ApiFailuresAndInterrupts(LoopTestCase):
     def test_api_error_leaves_the_history_as_before_the_request(self):
-        error = client.status_error(429, "rate limited")
+        error = errors.status_error(429, "rate limited")
         model = ScriptedModel(calls(call("list_notes", {}, "c1")), error)
         outcome = self.ask(model)
         self.assertEqual((outcome.stop, outcome.turns, outcome.error), ("api_error", 2, error))
@@ -221,12 +224,12 @@ class ApiFailuresAndInterrupts(LoopTestCase):
         self.assertIn("429", outcome.answer)
 
     def test_api_error_on_the_first_request_keeps_only_the_question(self):
-        outcome = self.ask(ScriptedModel(client.APIConnectionError("refused")))
+        outcome = self.ask(ScriptedModel(errors.APIConnectionError("refused")))
         self.assertEqual(outcome.stop, "api_error")
         self.assertEqual(self.history, [{"role": "user", "content": "问题"}])
 
     def test_context_length_is_context_full_with_reset_hint_in_chat(self):
-        error = client.status_error(400, "This model's maximum context length is 65536 tokens.")
+        error = errors.status_error(400, "This model's maximum context length is 65536 tokens.")
         outcome = self.ask(ScriptedModel(error), chat=True)
         self.assertEqual(outcome.stop, "context_full")
         self.assertIn("/reset", outcome.answer)
@@ -242,7 +245,8 @@ class ApiFailuresAndInterrupts(LoopTestCase):
                                     call("read_note", {"note_id": "A01"}, "c3")))
         runner = Runner(interrupt_at=2)
         outcome = self.ask(model, runner)
-        self.assertEqual((outcome.stop, outcome.tool_calls), ("interrupted", ["list_notes", "search_notes", "read_note"]))
+        self.assertEqual((outcome.stop, outcome.tool_calls),
+                         ("interrupted", ["list_notes", "search_notes", "read_note"]))
         self.assertEqual(len(runner.calls), 2)  # the third never ran
         self.assertEqual([m["content"] for m in self.history[2:]],
                          ["[]", "错误：用户中断了这个工具。", "错误：这一轮已中断，工具没有执行。"])
@@ -263,6 +267,106 @@ class ApiFailuresAndInterrupts(LoopTestCase):
                                   ("request", None), ("stop", None)])
 
 
+class Reminder(LoopTestCase):
+    """The first time a block of rounds is seen twice, one user message beginning 【循环提醒】."""
+
+    def reminders(self):
+        return [index for index, message in enumerate(self.history) if is_reminder(message)]
+
+    def test_identical_calls_are_reminded_once_and_still_stop_at_round_3(self):
+        model = ScriptedModel(then=lambda n: calls(call("list_notes", {}, f"c{n}")))
+        outcome = self.ask(model)
+        self.assertEqual((outcome.stop, model.requests), ("no_progress", 3))
+        self.assertEqual(self.reminders(), [5])  # question, 2 x (call, result), then the reminder
+        reminder = self.history[5]["content"]
+        self.assertTrue(reminder.startswith("【循环提醒】"), reminder)
+        self.assertIn("list_notes({})", reminder)
+        self.assertEqual(model.sent[2][-1]["content"], reminder)  # the third request carries it
+        self.assertNotIn(reminder, [m["content"] for m in model.sent[1]])
+
+    def test_a_model_that_heeds_the_reminder_answers_on_request_3(self):
+        def heed(n):
+            if any(is_reminder(m) for m in model.sent[-1]):
+                return answer("换个做法：直接回答。")
+            return calls(call("list_notes", {}, f"c{n}"))
+        model = ScriptedModel(then=heed)
+        outcome = self.ask(model)
+        self.assertEqual((outcome.stop, model.requests, outcome.answer), ("answered", 3, "换个做法：直接回答。"))
+
+    def test_period_2_cycle_is_reminded_after_round_4_and_stops_at_6(self):
+        def alternate(n):
+            return calls(call("list_notes", {}, f"c{n}") if n % 2 else call("read_note", {"note_id": "A01"}, f"c{n}"))
+        model = ScriptedModel(then=alternate)
+        outcome = self.ask(model)
+        self.assertEqual((outcome.stop, model.requests), ("no_progress", 6))
+        self.assertEqual(len(self.reminders()), 1)
+        self.assertEqual(len([m for m in model.sent[4] if is_reminder(m)]), 1)  # request 5 is the first with it
+        self.assertEqual(len([m for m in model.sent[3] if is_reminder(m)]), 0)
+
+    def test_failing_and_changing_rounds_keep_their_stops(self):
+        failing = ScriptedModel(then=lambda n: calls(call("read_note", {"note_id": "A99"}, f"c{n}")))
+        outcome = self.ask(failing, Runner(result=("错误：没有这篇笔记。", True)))
+        self.assertEqual((outcome.stop, failing.requests, len(self.reminders())), ("tool_failures", 3, 1))
+        changing = ScriptedModel(then=lambda n: calls(call("list_notes", {}, f"c{n}")))
+        outcome = self.ask(changing, Runner(result=lambda n: (f"结果{n}", False)))
+        self.assertEqual((outcome.stop, changing.requests, self.reminders()), ("max_turns", 20, []))
+
+    def test_no_reminder_when_the_stop_needs_fewer_than_three_repeats(self):
+        model = ScriptedModel(then=lambda n: calls(call("list_notes", {}, f"c{n}")))
+        outcome = self.ask(model, limits=agent.Limits(cycle_repeats=2))
+        self.assertEqual((outcome.stop, model.requests, self.reminders()), ("no_progress", 2, []))
+
+    def test_reading_the_detector_does_not_change_it(self):
+        detector = CycleDetector()
+        for signature in "AA":
+            detector.add(signature)
+        before = list(detector.signatures)
+        self.assertEqual((detector.repeating(2), detector.repeating(2)), (1, 1))
+        self.assertEqual(detector.signatures, before)
+        self.assertEqual(detector.add("A"), 1)
+
+    def test_the_demo_model_does_not_take_the_reminder_for_a_question(self):
+        history = [{"role": "user", "content": "RAG 的步骤顺序是什么？"},
+                   {"role": "user", "content": REMINDER_PREFIX + "最近 2 轮在重复 list_notes({})。"}]
+        choice = DemoModel().complete(history, agent.TOOL_SCHEMAS)
+        queries = [json.loads(c["function"]["arguments"])["query"] for c in choice["message"]["tool_calls"]]
+        self.assertEqual(queries[0], "RAG 的步骤顺序")
+
+
+class OtherStops(LoopTestCase):
+    def test_empty_text_without_tool_calls_is_an_api_error(self):
+        for text in ("", "  \n ", None):
+            with self.subTest(text=text):
+                outcome = self.ask(ScriptedModel(answer(text)))
+                self.assertEqual(outcome.stop, "api_error")
+                self.assertIn("空回答", outcome.answer)
+                self.assertEqual(self.history, [{"role": "user", "content": "问题"}])
+
+    def test_token_budget_stop_appends_its_message_and_sends_nothing(self):
+        budget = TokenBudget(100, used=90)
+        model = ScriptedModel(BudgetExceeded(50, budget))
+        outcome = self.ask(model, limits=agent.Limits(max_tokens=100))
+        self.assertEqual((outcome.stop, outcome.turns), ("token_budget", 0))
+        self.assertEqual(self.history[-1], {"role": "assistant", "content": outcome.answer})
+        self.assertIn("token 预算是 100", outcome.answer)
+        self.assertIn("--max-tokens", outcome.answer)
+
+    def test_the_outcome_carries_the_question_budget(self):
+        outcome = self.ask(ScriptedModel(answer("好")), limits=agent.Limits(max_tokens=5000))
+        self.assertEqual(outcome.tokens.record(), {"used": 0, "estimated": False, "budget": 5000})
+
+    def test_a_stop_reason_outside_the_fixed_set_is_refused(self):
+        self.assertEqual(len(agent.STOP_REASONS), 10)
+        with self.assertRaises(ValueError):
+            agent.Outcome("gave_up", "", [], 0)
+
+    def test_only_chat_says_a_next_question_can_follow_an_interrupt(self):
+        for chat, hint in ((True, "可以接着问下一句"), (False, "重新运行这条命令")):
+            with self.subTest(chat=chat):
+                outcome = self.ask(ScriptedModel(KeyboardInterrupt()), chat=chat)
+                self.assertIn(hint, outcome.answer)
+
+
 class HistoryRepair(unittest.TestCase):
     def dangling(self):
         return [{"role": "user", "content": "问"},
@@ -272,18 +376,18 @@ class HistoryRepair(unittest.TestCase):
 
     def test_seal_dangling_tool_calls(self):
         history = self.dangling()
-        self.assertEqual(len(agent.history_problems(history)), 1)
-        self.assertTrue(agent.seal_dangling_tool_calls(history))
+        self.assertEqual(len(history_problems(history)), 1)
+        self.assertTrue(seal_dangling_tool_calls(history))
         self.assertEqual(history[-1], {"role": "tool", "tool_call_id": "c2",
                                        "content": "错误：用户中断，这个工具的执行状态不明；重试前请先检查现况。"})
-        self.assertEqual(agent.history_problems(history), [])
-        self.assertFalse(agent.seal_dangling_tool_calls(history))  # nothing left to seal
+        self.assertEqual(history_problems(history), [])
+        self.assertFalse(seal_dangling_tool_calls(history))  # nothing left to seal
 
     def test_nothing_to_seal(self):
         for history in ([], [{"role": "user", "content": "问"}],
                         [{"role": "user", "content": "问"}, {"role": "assistant", "content": "答"}]):
             before = [dict(message) for message in history]
-            self.assertFalse(agent.seal_dangling_tool_calls(history))
+            self.assertFalse(seal_dangling_tool_calls(history))
             self.assertEqual(history, before)
 
     def test_run_question_seals_a_broken_history_first(self):
@@ -296,17 +400,17 @@ class HistoryRepair(unittest.TestCase):
         valid = self.dangling()[:2] + [{"role": "tool", "tool_call_id": "c1", "content": "x"},
                                       {"role": "tool", "tool_call_id": "c2", "content": "y"},
                                       {"role": "assistant", "content": "答"}]
-        self.assertEqual(agent.history_problems(valid), [])
+        self.assertEqual(history_problems(valid), [])
         interrupted_by_user = self.dangling() + [{"role": "user", "content": "又问"}]
-        self.assertEqual(len(agent.history_problems(interrupted_by_user)), 1)
+        self.assertEqual(len(history_problems(interrupted_by_user)), 1)
         orphan = [{"role": "user", "content": "问"}, {"role": "tool", "tool_call_id": "c9", "content": "x"}]
-        self.assertIn("c9", agent.history_problems(orphan)[0])
-        self.assertIn("c2", agent.history_problems(self.dangling())[0])
+        self.assertIn("c9", history_problems(orphan)[0])
+        self.assertIn("c2", history_problems(self.dangling())[0])
 
 
 class CycleDetection(unittest.TestCase):
     def feed(self, signatures, **options):
-        detector = agent.CycleDetector(**options)
+        detector = CycleDetector(**options)
         return [detector.add(signature) for signature in signatures]
 
     def test_periods(self):
@@ -320,20 +424,20 @@ class CycleDetection(unittest.TestCase):
         self.assertEqual(self.feed("ABCDEFGHIJKLMNOPQRST"), [None] * 20)
 
     def test_reset(self):
-        detector = agent.CycleDetector()
+        detector = CycleDetector()
         detector.add("A")
         detector.add("A")
         detector.reset()
         self.assertIsNone(detector.add("A"))
 
     def test_round_signature(self):
-        first = agent.round_signature([call("search_notes", {"a": 1, "b": 2}, "x")], [("结果", False)])
-        same = agent.round_signature([call("search_notes", {"b": 2, "a": 1}, "y")], [("结果", False)])
+        first = round_signature([call("search_notes", {"a": 1, "b": 2}, "x")], [("结果", False)])
+        same = round_signature([call("search_notes", {"b": 2, "a": 1}, "y")], [("结果", False)])
         self.assertEqual(first, same)  # ids and key order do not matter
-        self.assertNotEqual(first, agent.round_signature([call("search_notes", {"a": 1, "b": 3}, "x")], [("结果", False)]))
-        self.assertNotEqual(first, agent.round_signature([call("search_notes", {"a": 1, "b": 2}, "x")], [("别的", False)]))
+        self.assertNotEqual(first, round_signature([call("search_notes", {"a": 1, "b": 3}, "x")], [("结果", False)]))
+        self.assertNotEqual(first, round_signature([call("search_notes", {"a": 1, "b": 2}, "x")], [("别的", False)]))
         pair = [call("list_notes", {}, "1"), call("read_note", {"note_id": "A01"}, "2")]
-        self.assertNotEqual(agent.round_signature(pair, ["r1", "r2"]), agent.round_signature(pair[::-1], ["r2", "r1"]))
+        self.assertNotEqual(round_signature(pair, ["r1", "r2"]), round_signature(pair[::-1], ["r2", "r1"]))
 
 
 class DemoModelThroughTheLoop(unittest.TestCase):
@@ -348,7 +452,7 @@ class DemoModelThroughTheLoop(unittest.TestCase):
         self.assertIn("A01《RAG 的基本流程》", outcome.answer)
         self.assertIn(f"“{RAG_SENTENCE}”", outcome.answer)
         self.assertIn(RAG_SENTENCE, (ROOT / "project" / "notes" / "A01.md").read_text(encoding="utf-8"))
-        self.assertEqual(agent.history_problems(history), [])
+        self.assertEqual(history_problems(history), [])
 
     def test_nothing_in_the_notes_is_a_normal_answer(self):
         outcome = agent.run_question(DemoModel(), [], "量子计算机的原理是什么？")
@@ -361,7 +465,7 @@ class DemoModelThroughTheLoop(unittest.TestCase):
         outcome = agent.run_question(model, history, "什么是指数退避？")
         self.assertEqual(outcome.stop, "answered")
         self.assertIn("A08《API 重试与退避》", outcome.answer)
-        self.assertEqual(agent.history_problems(history), [])
+        self.assertEqual(history_problems(history), [])
 
     def test_demo_goes_through_the_same_guards(self):
         def broken_tools(name, arguments):

@@ -1,4 +1,4 @@
-"""Tests of export_review.py: every mechanical rule and its message, the artifact, the CLI (SPEC §3).
+"""Tests of export_review.py: every mechanical rule and its message, the artifact, the CLI (docs/harness/TASK.md).
 
 RULE_CASES is the table of rule violations with their exact messages; test_verify_export.py
 runs the same table through the independent verifier, so both implementations must agree.
@@ -9,6 +9,7 @@ import hashlib
 import io
 import json
 from contextlib import redirect_stderr, redirect_stdout
+from unittest import mock
 
 import export_review
 from tests.support import WorkspaceTestCase
@@ -118,6 +119,14 @@ RULE_CASES = [
      "第 2 张卡：引文不在对应笔记原文中。"),
 ]
 
+SURROGATE = "含有无法用 UTF-8 保存的字符 \\u{}（JSON 里单独的代理项转义）：请删掉它或换成完整的字符后再试。"
+
+
+def second_card(**changes):
+    """Candidate bytes (JSON's ASCII escapes): a valid card, then VALID_CARD with CHANGES (lone surrogates allowed)."""
+    return json.dumps(candidate(card(), card(**changes))).encode("ascii")
+
+
 # (what the file holds, its bytes, the exact message)
 FILE_CASES = [
     ("broken JSON", b'{"title": "x", "cards": [}', "候选文件不是合法的 JSON：第 1 行第 26 列附近有语法错误。"),
@@ -127,6 +136,30 @@ FILE_CASES = [
     ("non-UTF-8 bytes", b'{"title": "\xff\xfe", "cards": []}', "候选文件不是 UTF-8 编码的文本，请用 UTF-8 另存后再试。"),
     ("nesting too deep to read", b"[" * 100000, "候选文件不是合法的 JSON：含有过长的数字或嵌套过深的结构。"),
     ("a 5000-digit number", b"1" * 5000, "候选文件不是合法的 JSON：含有过长的数字或嵌套过深的结构。"),
+    # a key given twice: which value counts would be up to the reader, so both programs refuse
+    ("duplicate top-level key", b'{"title": "a", "title": "b", "cards": []}',
+     "候选文件里同一个对象中的字段 title 出现了两次：请只保留其中一个后再试。"),
+    ("duplicate key inside a card", b'{"title": "a", "cards": [{"quote": "x", "note_id": "A01", "quote": "y"}]}',
+     "候选文件里同一个对象中的字段 quote 出现了两次：请只保留其中一个后再试。"),
+    ("duplicate key that is a lone surrogate", b'{"title": "a", "\\ud800": 1, "\\ud800": 2}',
+     "候选文件里同一个对象中的字段 \\ud800 出现了两次：请只保留其中一个后再试。"),
+    # text UTF-8 cannot hold: checked right after parsing, before every other rule, naming where it is
+    ("lone surrogate in the title", b'{"title": "\\ud800", "cards": []}', "title " + SURROGATE.format("d800")),
+    ("lone surrogate in card 2's answer", second_card(answer="答\udfff"),
+     "第 2 张卡：answer " + SURROGATE.format("dfff")),
+    ("lone surrogate in a card's field name", second_card(**{"\udc00x": 1}), "第 2 张卡：字段名" + SURROGATE.format("dc00")),
+    ("lone surrogate in a card that is a string", b'{"title": "T", "cards": ["\\ud83d"]}',
+     "第 1 张卡：" + SURROGATE.format("d83d")),
+    ("lone surrogate in an unknown top-level key", b'{"title": "T", "x": ["\\ud800"], "cards": []}',
+     "候选文件" + SURROGATE.format("d800")),
+    ("lone surrogate in a top-level array", b'["\\ud800"]', "候选文件" + SURROGATE.format("d800")),
+    ("lone surrogate in a nested value of a card field", second_card(quote={"a": ["\ud800"]}),
+     "第 2 张卡：quote " + SURROGATE.format("d800")),
+    ("the first surrogate in file order wins", b'{"cards": [{"note_id": "\\ud801"}], "title": "\\ud802"}',
+     "第 1 张卡：note_id " + SURROGATE.format("d801")),
+    ("a surrogate pair is one real character, not a lone surrogate",
+     json.dumps(candidate(card(quote="\U0001f600引文"))).encode("ascii"),
+     "第 1 张卡：quote 至少要 4 个字符（现有 3 个）。"),
 ]
 
 
@@ -356,3 +389,105 @@ class ExportCliTest(ExporterCase):
             self.fail(f"export_review.py --out {out_dir} raised {type(exc).__name__}: {exc}")
         self.assertEqual(code, 2, "a --out whose parent folder does not exist is a usage error")
         self.assertFalse(out_dir.parent.exists())
+
+
+# review.md for TRICKY_CANDIDATE, written by hand from the rendering rule in docs/harness/TASK.md
+TRICKY_REVIEW = (
+    "# 渲染规则\n"
+    "\n"
+    "共 3 张卡片，引用 2 篇笔记。\n"
+    "机械检查已通过：每条引文都能在对应笔记原文中逐字找到。答案是否正确还没有人审过（semantic_review: pending），"
+    "请对照引文逐张阅读。\n"
+    "\n"
+    "---\n"
+    "\n"
+    "## 1. 问题 *一*\n第二行\n"
+    "\n"
+    "**答：** <b>答案</b>\r\n内部换行\n"
+    "\n"
+    f"> {QUOTE_A01}\n"
+    ">\n"
+    "> 一次完整的请求通常包括下面几步：\n"
+    "\n"
+    "来源：A01《RAG 的基本流程》\n"
+    "\n"
+    "---\n"
+    "\n"
+    "## 2. 第二问\n"
+    "\n"
+    "**答：** 第二答\n"
+    "\n"
+    ">  开头有空格的正文\n"
+    ">\n"
+    "\n"
+    "来源：Z01《》\n"
+    "\n"
+    "---\n"
+    "\n"
+    "## 3. 第三问\n"
+    "\n"
+    "**答：** 第三答\n"
+    "\n"
+    "> RAG 的步骤\n"
+    "\n"
+    "来源：A01《RAG 的基本流程》\n"
+)
+TRICKY_CANDIDATE = {"title": " \t渲染规则\u3000", "cards": [
+    card(question="  问题 *一*\n第二行 ", answer="\n<b>答案</b>\r\n内部换行  ",
+         quote=QUOTE_A01 + "\r\n\r\n一次完整的请求通常包括下面几步："),
+    card(note_id="Z01", question="第二问", answer="第二答", quote=" 开头有空格的正文\n"),
+    card(question="第三问", answer="第三答", quote="RAG 的步骤"),
+]}
+# a note whose first line is no `# ` heading: its title in review.md is empty
+UNTITLED_NOTE = "没有井号的第一行\n 开头有空格的正文\n其余内容。\n"
+
+
+class RenderTest(ExporterCase):
+    def test_review_md_follows_the_documented_rendering_byte_for_byte(self):
+        (self.notes / "Z01.md").write_bytes(UNTITLED_NOTE.encode("utf-8"))
+        _, out = self.export(TRICKY_CANDIDATE)
+        self.assertEqual((out / "review.md").read_bytes().decode("utf-8"), TRICKY_REVIEW)
+
+    def test_note_title_is_the_first_line_after_hash_space_trimmed(self):
+        for first_line, title in (("#  有空格的标题  ", "有空格的标题"), ("#没有空格", ""), ("\ufeff# 有 BOM", ""),
+                                  ("## 二级标题", ""), ("# ", "")):
+            with self.subTest(first_line=first_line):
+                (self.notes / "Z02.md").write_bytes(f"{first_line}\r\n引文在这里。\n".encode("utf-8"))
+                _, out = self.export(candidate(card(note_id="Z02", quote="引文在这里")), out_name=f"out-{title}")
+                self.assertIn(f"\n来源：Z02《{title}》\n", (out / "review.md").read_text(encoding="utf-8"))
+                (out / "review.md").unlink()
+                (out / "cards.json").unlink()
+                out.rmdir()
+
+    def test_only_crlf_is_normalised_in_a_note(self):
+        # a lone CR is not a line break: the quote must carry it to match
+        (self.notes / "Z03.md").write_bytes("# 标题\n甲\r乙丙丁\n".encode("utf-8"))
+        self.assertEqual(self.rejection(candidate(card(note_id="Z03", quote="甲\n乙丙丁"))), QUOTE_MESSAGE)
+        self.assertEqual(list(export_review.validate(candidate(card(note_id="Z03", quote="甲\r乙丙丁")), self.notes)),
+                         ["Z03"])
+
+
+class StrictInputCliTest(ExporterCase):
+    def test_lone_surrogate_and_repeated_key_are_explained_by_both_commands(self):
+        cases = (("surrogate.json", b'{"title": "T", "cards": [{"note_id": "A01", "answer": "\\udfff"}]}',
+                  "第 1 张卡：answer " + SURROGATE.format("dfff")),
+                 ("repeated.json", b'{"title": "T", "title": "U", "cards": []}',
+                  "候选文件里同一个对象中的字段 title 出现了两次：请只保留其中一个后再试。"))
+        for name, data, message in cases:
+            with self.subTest(name):
+                (self.root / name).write_bytes(data)
+                code, out, err = self.run_cli("export_review.py", name, "--out", f"out-{name}")
+                self.assertEqual((code, self.assertOneJsonLine(out)["error"]["message"]), (1, message))
+                self.assertIn(f"导出被拒绝：{message}", err)
+                self.assertNoTraceback(err)
+                code, out, err = self.run_cli("verify_export.py", name)
+                self.assertEqual((code, self.assertOneJsonLine(out)["problems"]), (1, [message]))
+                self.assertNoTraceback(err)
+                self.assertFalse((self.root / f"out-{name}").exists())
+
+    def test_out_dir_made_by_someone_else_meanwhile_exits_2(self):
+        with mock.patch.object(export_review, "export_candidate", side_effect=FileExistsError):
+            code, out, err = run_main(export_review.main, str(self.root / "samples" / "valid.json"),
+                                      "--out", str(self.root / "late"))
+        self.assertEqual((code, out), (2, ""))
+        self.assertIn("刚刚被别的程序建立：为保留它不会覆盖，请换一个新目录名。", err)

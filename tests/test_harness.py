@@ -1,8 +1,8 @@
-"""Tests of harness.py, the single run of the export task (SPEC §2, §4, §5 run.json).
+"""Tests of harness.py, the single run of the export task (docs/harness/TASK.md).
 
 Runs happen in the temporary workspace copy: in-process through run_harness()/main() (with the
 module's ROOT pointed at the copy), and a few end to end as subprocesses for the CLI contract.
-The fingerprint is recomputed here from the SPEC's definition, not with the harness's code.
+The fingerprint is recomputed here from the task document's definition, not with the harness's code.
 """
 import json
 import os
@@ -12,10 +12,11 @@ import sys
 import unittest
 from unittest import mock
 
+import cli
 import export_review
 import harness
 import verify_export
-from tests.support import ROOT, WorkspaceTestCase
+from tests.support import WorkspaceTestCase
 from tests.test_export_review import REVERSED_ANSWER, run_main, sha256
 
 WATCHED = (
@@ -34,7 +35,7 @@ TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 
 
 def expected_fingerprint(root):
-    """SPEC §2: per file sha256 after CRLF -> LF or "missing"; combined over sorted PATH\\tSHA lines."""
+    """docs/harness/TASK.md: per file sha256 after CRLF -> LF or "missing"; combined over sorted PATH\\tSHA lines."""
     entries = {}
     for rel in sorted(WATCHED):
         path = root / rel
@@ -325,7 +326,7 @@ class UnexpectedErrorTest(HarnessCase):
         self.assertNoTraceback(err)
         line = self.assertOneJsonLine(out)
         self.assertEqual((line["status"], line["error"]["type"]), ("needs_human", "UnicodeDecodeError"))
-        self.assertIn("出现意外情况（UnicodeDecodeError", err)
+        self.assertIn("出现意外情况：有一个文件不是 UTF-8 文本（UnicodeDecodeError", err)
         self.assertEqual(self.stored("crash")["error"]["type"], "UnicodeDecodeError")
 
     # once a traceback and a half-created run: a watched path that cannot be read
@@ -342,16 +343,6 @@ class UnexpectedErrorTest(HarnessCase):
         record = self.stored("half")
         self.assertEqual(record["context"]["entries"]["AGENTS.md"], "missing")
         self.assertTrue(self.run_dir("half").joinpath("run.json").is_file())
-
-
-class WatchedListTest(unittest.TestCase):
-    def test_task_document_lists_the_same_14_files_as_the_harness(self):
-        # the two places a person and the program read the list must not drift apart
-        text = (ROOT / "docs" / "harness" / "TASK.md").read_text(encoding="utf-8")
-        section = text.split("## 受监视的 14 个文件", 1)[1].split("\n## ", 1)[0]
-        listed = re.findall(r"^- `([^`]+)`$", section, re.MULTILINE)
-        self.assertEqual(len(listed), 14)
-        self.assertEqual(sorted(listed), sorted(harness.WATCHED_FILES))
 
 
 class ConsoleTest(WorkspaceTestCase):
@@ -373,3 +364,161 @@ class ConsoleTest(WorkspaceTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class NameClaimTest(HarnessCase):
+    """One name whatever its case; runs/NAME exists only with its input copy and first record."""
+
+    def test_a_name_in_another_case_is_used(self):
+        harness.run_harness(self.root, "Demo", "valid")
+        before = snapshot(self.root / "runs")
+        with self.assertRaises(cli.NameTaken) as caught:
+            harness.run_harness(self.root, "demo", "bad-quote")
+        self.assertEqual(caught.exception.path, "runs/Demo")
+        code, out, err = self.run_cli("harness.py", "--run", "DEMO", "--sample", "semantic")
+        self.assertEqual((code, out), (2, ""))
+        self.assertIn("runs/Demo 已存在（运行名不区分大小写）：旧证据不会被覆盖，请换一个新的运行名。", err)
+        self.assertEqual(snapshot(self.root / "runs"), before)
+        self.assertEqual(sorted(p.name for p in (self.root / "runs").iterdir()), ["Demo"])
+
+    def test_a_name_being_claimed_is_refused_and_nothing_is_touched(self):
+        runs = self.root / "runs"
+        runs.mkdir()
+        (runs / ".lock-demo").write_bytes(b"")
+        code, out, err = self.main_in_copy("--run", "Demo", "--sample", "valid")
+        self.assertEqual((code, out), (2, ""))
+        self.assertIn("运行名「Demo」正被另一个进程占用（", err)
+        self.assertIn("runs/.lock-demo 存在）：请换一个运行名", err)
+        self.assertEqual(sorted(p.name for p in runs.iterdir()), [".lock-demo"])
+
+    def test_two_processes_started_at_once_with_names_differing_in_case(self):
+        env = dict(os.environ, PYTHONIOENCODING="utf-8", PYTHONDONTWRITEBYTECODE="1")
+        procs = [subprocess.Popen([sys.executable, str(self.root / "harness.py"), "--run", name, "--sample", "valid"],
+                                  cwd=self.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+                 for name in ("Twin", "twin")]
+        results = [(proc.wait(timeout=60), proc.stdout.read().decode(), proc.stderr.read().decode()) for proc in procs]
+        for proc in procs:
+            proc.stdout.close()
+            proc.stderr.close()
+        self.assertEqual(sorted(code for code, _, _ in results), [0, 2], results)
+        loser = next(result for result in results if result[0] == 2)
+        self.assertEqual(loser[1], "")
+        self.assertNoTraceback(loser[2])
+        names = sorted(p.name for p in (self.root / "runs").iterdir())
+        self.assertEqual(len(names), 1, names)
+        self.assertIn(names[0], ("Twin", "twin"))
+        self.assertEqual(self.stored(names[0])["status"], "needs_review")
+
+    def test_the_run_folder_appears_with_its_input_copy_and_first_record(self):
+        seen = []
+
+        def look_then_write(path, record):
+            seen.append(sorted(p.relative_to(self.root / "runs").as_posix() for p in (self.root / "runs").rglob("*")))
+            real_write(path, record)
+
+        real_write = cli.write_json_atomic
+        with mock.patch.object(cli, "write_json_atomic", side_effect=look_then_write):
+            harness.run_harness(self.root, "whole", "valid")
+        # first write: still in a hidden staging folder, runs/whole does not exist yet
+        self.assertFalse(any(path == "whole" or path.startswith("whole/") for path in seen[0]), seen[0])
+        self.assertIn("whole/input/candidate.json", seen[1])
+        self.assertIn("whole/run.json", seen[1])
+
+    def test_runs_is_a_file(self):
+        (self.root / "runs").write_text("不是文件夹", encoding="utf-8")
+        code, out, err = self.run_cli("harness.py", "--run", "x", "--sample", "valid")
+        self.assertEqual(code, 1)
+        self.assertEqual(self.assertOneJsonLine(out), {"run": "x", "sample": "valid", "status": "not_started"})
+        self.assertIn("运行没能开始：该是文件夹的地方是一个文件", err)
+        self.assertNoTraceback(err)
+
+    def test_bad_characters_are_named_in_the_order_typed(self):
+        self.assertIn("含有不允许的字符「张三」", harness.name_problem("张三-repair"))
+
+
+class InterruptTest(HarnessCase):
+    """Ctrl-C (or SIGTERM/SIGHUP) from the first line on: one JSON line, exit 130, no traceback."""
+
+    def test_interrupt_while_python_loads_the_script(self):
+        fake = self.root.parent / "fake-stdlib"
+        fake.mkdir()
+        (fake / "hashlib.py").write_text("raise KeyboardInterrupt\n", encoding="utf-8")
+        code, out, err = self.run_cli("harness.py", "--run", "early", "--sample", "valid",
+                                      env={"PYTHONPATH": str(fake)})
+        self.assertEqual(code, 130)
+        self.assertEqual(self.assertOneJsonLine(out), {"run": None, "sample": None, "status": "interrupted"})
+        self.assertIn("已中断：harness.py 还在启动，没有创建任何文件。", err)
+        self.assertNoTraceback(err)
+        self.assertFalse((self.root / "runs").exists())
+
+    def test_interrupt_before_the_run_folder_exists_names_no_record(self):
+        nothing_yet = {"run": None, "sample": None, "status": "interrupted"}
+        asked = {"run": "cut", "sample": "valid", "status": "interrupted"}
+        cases = ((cli.ChineseArgumentParser, "parse_args", nothing_yet), (harness, "fingerprint", asked),
+                 (cli, "write_json_atomic", asked))  # the last: inside the hidden staging folder
+        for owner, name, line in cases:
+            with self.subTest(name):
+                with mock.patch.object(owner, name, side_effect=KeyboardInterrupt):
+                    code, out, err = self.main_in_copy("--run", "cut", "--sample", "valid")
+                self.assertEqual((code, json.loads(out)), (130, line))
+                self.assertIn("已中断：", err)
+                self.assertNotIn("run.json", err)
+                self.assertEqual(list((self.root / "runs").iterdir()) if (self.root / "runs").exists() else [], [])
+
+    def test_interrupt_after_the_final_record_shows_its_status(self):
+        with mock.patch.object(harness, "status_text", side_effect=KeyboardInterrupt):
+            code, out, err = self.main_in_copy("--run", "late", "--sample", "bad-quote")
+        self.assertEqual(code, 130)
+        self.assertEqual(json.loads(out), {"run": "late", "sample": "bad-quote", "status": "failed"})
+        self.assertIn("运行已经结束并记录在", err)
+        self.assertEqual(self.stored("late")["status"], "failed")
+
+    def test_sigterm_during_the_export_is_handled_like_ctrl_c(self):
+        driver = self.root / "terminate_driver.py"
+        driver.write_text(
+            "import os, signal\nimport cli, export_review, harness\n"
+            "def terminate(*args, **kwargs):\n    os.kill(os.getpid(), signal.SIGTERM)\n"
+            "export_review.export_candidate = terminate\n"
+            "cli.run(harness.main)\n", encoding="utf-8")
+        if not hasattr(__import__("signal"), "SIGTERM"):
+            self.skipTest("no SIGTERM on this platform")
+        code, out, err = self.run_cli("terminate_driver.py", "--run", "term", "--sample", "valid")
+        self.assertEqual(code, 130, err)
+        self.assertEqual(self.assertOneJsonLine(out), {"run": "term", "sample": "valid", "status": "interrupted"})
+        self.assertIn("已被终止：", err)
+        self.assertIn("run.json 可能仍是 running", err)
+        self.assertNoTraceback(err)
+        self.assertEqual(self.stored("term")["status"], "running")
+
+
+class ShapeTest(unittest.TestCase):
+    def test_no_parameter_exists_for_the_loop(self):
+        import inspect
+        self.assertEqual(list(inspect.signature(harness.run_harness).parameters), ["root", "name", "sample"])
+        self.assertEqual(list(inspect.signature(harness.fingerprint).parameters), ["root", "files"])
+
+
+class FromAnotherFolderTest(HarnessCase):
+    def test_paths_are_typed_and_printed_from_the_current_folder(self):
+        elsewhere = self.root.parent
+        env = dict(os.environ, PYTHONIOENCODING="utf-8", PYTHONDONTWRITEBYTECODE="1")
+
+        def run(*args):
+            proc = subprocess.run([sys.executable, *args], cwd=elsewhere, capture_output=True, text=True,
+                                  encoding="utf-8", env=env, timeout=60)
+            return proc.returncode, proc.stdout, proc.stderr
+
+        code, out, err = run("lesson-14/harness.py", "--run", "far", "--sample", "valid")
+        self.assertEqual(code, 0, err)
+        self.assertIn("请阅读 lesson-14/runs/far/artifact/review.md", err)
+        self.assertTrue((elsewhere / "lesson-14/runs/far/artifact/review.md").is_file())
+        code, out, err = run("lesson-14/verify_harness.py", "lesson-14/runs/far")
+        self.assertEqual((code, json.loads(out)["result"]), (0, "pass"), err)
+        code, out, err = run("lesson-14/export_review.py", "lesson-14/samples/semantic.json", "--out", "mine")
+        self.assertEqual(code, 0, err)
+        self.assertIn("已导出到 mine", err)
+        code, out, err = run("lesson-14/verify_export.py", "mine")
+        self.assertEqual((code, json.loads(out)["result"]), (0, "pass"), err)
+        code, out, err = run("lesson-14/verify_export.py", "nowhere.json")
+        self.assertEqual(code, 2)
+        self.assertIn("找不到 nowhere.json", err)

@@ -1,5 +1,7 @@
 """The failing mock model: its own history validation, per-request modes, sessions, counters, CLI."""
+import http.client
 import json
+import time
 import subprocess
 import sys
 import unittest
@@ -147,6 +149,45 @@ class MockServerTest(unittest.TestCase):
         self.assertEqual(choice["finish_reason"], "length")
         with self.assertRaises(ValueError):
             json.loads(choice["message"]["tool_calls"][0]["function"]["arguments"])
+
+    def test_new_fault_modes(self):
+        status, headers, _ = self.post("/mode/429-long/chat/completions", [USER])
+        self.assertEqual((status, headers.get("retry-after")), (429, "70"))
+        empty = self.post("/mode/empty/chat/completions", [USER])[2]["choices"][0]["message"]
+        self.assertEqual((empty["content"].strip(), empty.get("tool_calls")), ("", None))
+        status, _, body = self.post("/mode/error-200/chat/completions", [USER])
+        self.assertEqual((status, body["error"]["message"], "choices" in body), (200, "upstream overloaded", False))
+        status, _, body = self.post("/mode/no-usage/chat/completions", [USER])
+        self.assertEqual((status, "usage" in body, "usage" in self.post("/chat/completions", [USER])[2]),
+                         (200, False, True))
+
+    def test_cut_off_and_trickling_bodies(self):
+        request = urllib.request.Request(self.mock.url + "/mode/cut-off/chat/completions",
+                                         data=json.dumps({"model": "m", "messages": [USER]}).encode("utf-8"),
+                                         headers={"Authorization": "Bearer t", "Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=5) as response:
+            with self.assertRaises(http.client.IncompleteRead):
+                response.read()
+        self.mock.trickle_seconds = 0.002
+        trickling = urllib.request.Request(self.mock.url + "/mode/trickle/chat/completions", data=request.data,
+                                           headers=request.headers)
+        started = time.monotonic()
+        with urllib.request.urlopen(trickling, timeout=5) as response:
+            body = json.loads(response.read())
+        self.assertEqual(body["choices"][0]["message"]["content"], mock_model.ANSWER)
+        self.assertGreater(time.monotonic() - started, 0.002 * 200)  # a few hundred bytes, one at a time
+
+    def test_a_loop_reminder_is_not_a_new_question(self):
+        first = self.post("/mode/heed-reminder/chat/completions", [USER])[2]["choices"][0]["message"]
+        self.assertEqual(first["tool_calls"][0]["function"]["name"], "list_notes")
+        history = [USER, first, answered(first["tool_calls"][0]["id"]),
+                   {"role": "user", "content": "【循环提醒】最近 2 轮在重复 list_notes({})。"}]
+        heeded = self.post("/mode/heed-reminder/chat/completions", history)[2]["choices"][0]["message"]
+        self.assertEqual(heeded["content"], mock_model.HEEDED_ANSWER)
+        cycle = self.post("/mode/cycle/chat/completions", history)[2]["choices"][0]["message"]
+        self.assertEqual(cycle["tool_calls"][0]["function"]["name"], "read_note")  # round 2, not round 1 again
+        session = self.get("/mode/heed-reminder/stats")["session"]
+        self.assertEqual(session["max_tokens"], [None, None])  # recorded as sent (none here)
 
     def test_unknown_mode_or_path_is_404_and_not_counted(self):
         status, _, body = self.post("/mode/nonsense/chat/completions", [USER])

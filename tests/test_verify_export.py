@@ -1,22 +1,59 @@
-"""Tests of verify_export.py, the independent re-check of a candidate or an artifact (SPEC §3).
+"""Tests of verify_export.py, the independent re-check of a candidate or an artifact (docs/harness/TASK.md).
 
 The rule table of test_export_review.py runs through both implementations: the verifier's first
 problem must be the exporter's message, word for word. Artifacts are made by the exporter in the
 temporary workspace copy, then edited byte by byte, or their notes edited, and re-checked.
 """
+import ast
 import json
 import os
+import subprocess
+import sys
 import unittest
 
 import export_review
 import verify_export
-from tests.test_export_review import (FILE_CASES, QUOTE_A01, REVERSED_ANSWER, RULE_CASES, ExporterCase,
-                                      candidate, card, run_main, sha256)
+from tests.support import ROOT
+from tests.test_export_review import (FILE_CASES, QUOTE_A01, REVERSED_ANSWER, RULE_CASES, TRICKY_CANDIDATE,
+                                      TRICKY_REVIEW, UNTITLED_NOTE, ExporterCase, candidate, card, run_main, sha256)
 
-REVIEW_EDITED = "review.md 与 cards.json 记录的哈希不符：review.md 被改动过。"
+REVIEW_HASH = "review.md 与 cards.json 记录的 review_md_sha256 不符：两者之一被改动过，请重新导出到新的目录。"
+RERENDER_ADVICE = "；review.md 只能由导出器生成，请重新导出到新的目录（运行产物则用新的运行名重跑），不要手工修改它。"
+
+
+def review_differs(folder_name, line, got, want):
+    """The verifier's message for a review.md that is not the rendering of cards.json and the notes."""
+    return f"{folder_name}/review.md 与按 cards.json 和笔记重新生成的内容不同：第 {line} 行是{got}，应为{want}" + RERENDER_ADVICE
 CARDS_RELAID = "cards.json 的排版与导出时不同：文件被手工改动过。"
 NOT_UTF8_OR_JSON = "cards.json 或 review.md 不是合法的 UTF-8/JSON：产物被改动过。"
 A01_CHANGED = "笔记 A01 已与导出时不同（或已不存在）：引文需要按现在的笔记重新核对。"
+
+
+def imported_names(script):
+    """Every module an import statement of SCRIPT names, at any depth (lazy imports too)."""
+    tree = ast.parse((ROOT / script).read_text(encoding="utf-8"))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            names.add((node.module or "").split(".")[0])
+    return names
+
+
+def modules_loaded_by(module):
+    """The modules a fresh Python has loaded after `import MODULE` (nothing is written: no bytecode)."""
+    code = f"import json, sys; import {module}; print(json.dumps(sorted(sys.modules)))"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+    return set(json.loads(proc.stdout))
+
+
+class IndependenceTest(unittest.TestCase):
+    def test_verify_export_imports_nothing_of_the_exporter(self):
+        self.assertEqual(imported_names("verify_export.py") & {"export_review", "harness", "loop_lab"}, set())
+        self.assertNotIn("export_review", modules_loaded_by("verify_export"))
+        self.assertLessEqual(imported_names("verify_export.py") - set(sys.stdlib_module_names), {"cli"})
 
 
 class VerifierCase(ExporterCase):
@@ -114,7 +151,10 @@ class ArtifactTest(VerifierCase):
         text = review.read_bytes()
         positions = {0, len(text) // 3, len(text) // 2, len(text) - 1, text.index(b" "), text.index(b"\n>")}
         # a byte inside a Chinese character may also break the UTF-8 itself
-        self.assert_every_edit_rejected(review, sorted(positions), (REVIEW_EDITED, NOT_UTF8_OR_JSON))
+        self.assert_every_edit_rejected(review, sorted(positions))
+        review.write_bytes(text + "已通过\n".encode("utf-8"))
+        self.assertEqual(verify_export.check_artifact(review.parent, self.notes),
+                         [review_differs("artifact-valid", 45, "「已通过」", "（文件已结束）")])
 
     def test_any_byte_changed_in_cards_json_is_rejected(self):
         cards = self.exported() / "cards.json"
@@ -137,7 +177,9 @@ class ArtifactTest(VerifierCase):
         record = json.loads(cards.read_text(encoding="utf-8"))
         record["review_md_sha256"] = sha256(review.read_bytes())
         cards.write_text(json.dumps(record, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-        self.assertEqual(verify_export.check_artifact(folder, self.notes), ["第 1 张卡：review.md 里没有这张卡的答案。"])
+        self.assertEqual(verify_export.check_artifact(folder, self.notes), [review_differs(
+            "artifact-semantic", 10, "「**答：** 先检索，再生成。」",
+            "「**答：** 先让模型生成回答，再去检索相关段落，把检索到的段落附在回答后面作为…」")])
 
     def test_whitespace_only_edit_of_cards_json_is_named(self):
         cards = self.exported() / "cards.json"
@@ -211,6 +253,98 @@ class ArtifactTest(VerifierCase):
                          ["cards.json 的字段与导出格式 review-cards/1 不符：产物被改动过。"])
 
 
+def forge(folder, edit_review):
+    """A forger's edit of review.md, with cards.json's review_md_sha256 recomputed to match it."""
+    review, cards = folder / "review.md", folder / "cards.json"
+    review.write_bytes(edit_review(review.read_bytes()))
+    record = json.loads(cards.read_text(encoding="utf-8"))
+    record["review_md_sha256"] = sha256(review.read_bytes())
+    cards.write_text(json.dumps(record, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+
+class ForgedReviewTest(VerifierCase):
+    """review.md must be exactly the rendering of cards.json and the notes, whatever hashes were recomputed."""
+
+    def test_appended_approval_line_is_named_with_its_line(self):
+        folder = self.exported("semantic")
+        forge(folder, lambda data: data + "\n已通过：内容已人工审核。\n".encode("utf-8"))
+        self.assertEqual(verify_export.check_artifact(folder, self.notes),
+                         [review_differs("artifact-semantic", 36, "「已通过：内容已人工审核。」", "（文件已结束）")])
+
+    def test_answer_replaced_and_the_recorded_one_hidden_in_a_comment(self):
+        folder = self.exported("semantic")
+        hidden = f"**答：** 先检索相关段落，再生成回答。<!-- {REVERSED_ANSWER} -->".encode("utf-8")
+        forge(folder, lambda data: data.replace(f"**答：** {REVERSED_ANSWER}".encode("utf-8"), hidden))
+        self.assertEqual(verify_export.check_artifact(folder, self.notes), [review_differs(
+            "artifact-semantic", 10, "「**答：** 先检索相关段落，再生成回答。<!-- 先让模型生成回答，再去检索相…」",
+            "「**答：** 先让模型生成回答，再去检索相关段落，把检索到的段落附在回答后面作为…」")])
+
+    def test_any_small_edit_with_the_hash_recomputed_is_rejected(self):
+        folder = self.exported()
+        original = (folder / "review.md").read_bytes()
+        edits = {"deleted a byte": lambda data, at: data[:at] + data[at + 1:],
+                 "inserted a space": lambda data, at: data[:at] + b" " + data[at:],
+                 "inserted a line": lambda data, at: data[:at] + b"\n" + data[at:]}
+        for at in range(0, len(original), 89):
+            for label, edit in edits.items():
+                with self.subTest(label, at=at):
+                    forge(folder, lambda data: edit(original, at))
+                    problems = verify_export.check_artifact(folder, self.notes)
+                    self.assertTrue(problems, "an edited review.md must be rejected")
+                    self.assertTrue(problems[0].startswith(("artifact-valid/review.md 与按 cards.json 和笔记重新生成的内容不同",
+                                                            NOT_UTF8_OR_JSON)), problems)
+
+    def test_missing_final_newline_is_named(self):
+        folder = self.exported()
+        forge(folder, lambda data: data[:-1])
+        self.assertEqual(verify_export.check_artifact(folder, self.notes), [
+            "artifact-valid/review.md 与按 cards.json 和笔记重新生成的内容不同：第 44 行（最后一行）少了结尾的换行"
+            + RERENDER_ADVICE])
+
+    def test_review_md_hash_edited_alone_is_named(self):
+        folder = self.exported()
+        cards = folder / "cards.json"
+        record = json.loads(cards.read_text(encoding="utf-8"))
+        record["review_md_sha256"] = "0" * 64
+        cards.write_text(json.dumps(record, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        self.assertEqual(verify_export.check_artifact(folder, self.notes), [REVIEW_HASH])
+
+    def test_the_exporters_rendering_of_tricky_text_passes(self):
+        # the second renderer agrees on whitespace, CRLF, a blank quote line and an untitled note
+        (self.notes / "Z01.md").write_bytes(UNTITLED_NOTE.encode("utf-8"))
+        _, folder = self.export(TRICKY_CANDIDATE)
+        self.assertEqual((folder / "review.md").read_bytes().decode("utf-8"), TRICKY_REVIEW)
+        self.assertEqual(verify_export.check_artifact(folder, self.notes), [])
+
+
+    def test_both_renderers_find_the_same_note_title(self):
+        for number, first_line in enumerate(("#  有空格的标题  ", "#没有空格", "\ufeff# 有 BOM", "## 二级标题", "# ", "#")):
+            with self.subTest(first_line=first_line):
+                (self.notes / "Z02.md").write_bytes(f"{first_line}\r\n引文在这里。\n".encode("utf-8"))
+                _, folder = self.export(candidate(card(note_id="Z02", quote="引文在这里")), out_name=f"out-{number}")
+                self.assertEqual(verify_export.check_artifact(folder, self.notes), [])
+
+
+class StrictCardsJsonTest(VerifierCase):
+    def test_duplicate_key_is_named_with_the_file(self):
+        for key, old, new in (("title", b'  "title": ', b'  "title": "\u5047", "title": '),
+                              ("quote", b'"quote": ', b'"quote": "x", "quote": ')):
+            with self.subTest(key):
+                folder = self.exported()
+                cards = folder / "cards.json"
+                cards.write_bytes(cards.read_bytes().replace(old, new, 1))
+                self.assertEqual(verify_export.check_artifact(folder, self.notes), [
+                    f"artifact-valid/cards.json 里同一个对象中的键 {key} 出现了两次：产物被改动过，不能采信。"])
+                folder.rename(self.root / f"used-{key}")
+
+    def test_lone_surrogate_in_cards_json_is_a_problem_not_a_crash(self):
+        folder = self.exported()
+        cards = folder / "cards.json"
+        cards.write_bytes(cards.read_bytes().replace(b'"RAG ', b'"\\ud800RAG ', 1))
+        self.assertEqual(verify_export.check_artifact(folder, self.notes), [
+            "artifact-valid/cards.json 含有无法用 UTF-8 保存的字符 \\ud800：产物被改动过，不能采信。"])
+
+
 class VerifyExportCliTest(VerifierCase):
     def run_verifier(self, target):
         code, out, err = self.run_cli("verify_export.py", target)
@@ -233,7 +367,8 @@ class VerifyExportCliTest(VerifierCase):
         review = folder / "review.md"
         review.write_bytes(review.read_bytes().replace("RAG".encode(), b"rag", 1))
         code, result, err = self.run_verifier(folder)
-        self.assertEqual((code, result), (1, {"result": "fail", "kind": "artifact", "problems": [REVIEW_EDITED]}))
+        self.assertEqual((code, result), (1, {"result": "fail", "kind": "artifact", "problems": [
+            review_differs(folder.name, 1, "「# rag 复习卡片」", "「# RAG 复习卡片」")]}))
         self.assertIn("共 1 个问题", err)
 
     def test_missing_target_exits_2_in_chinese(self):

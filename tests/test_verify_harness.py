@@ -1,20 +1,26 @@
-"""Tests of verify_harness.py: a harness run re-judged from its files (SPEC §4).
+"""Tests of verify_harness.py: a harness run re-judged from its files (docs/harness/TASK.md).
 
 Runs are made in-process with harness.run_harness() in the temporary workspace copy, then
 tampered with one way each; the verdict comes from verify_run() and from main() in-process
 (exit code, one JSON line, no exception), and a few cases run the real CLI as subprocesses.
 """
+import inspect
 import json
 import os
+import shutil
+import sys
 import unittest
 from pathlib import Path
+from types import SimpleNamespace
 from unittest import mock
 
 import export_review
 import harness
+import verify_export
 import verify_harness
 from tests.support import WorkspaceTestCase
 from tests.test_export_review import run_main, sha256
+from tests.test_verify_export import imported_names, modules_loaded_by
 
 BAD_QUOTE = "第 1 张卡：引文不在对应笔记原文中。"
 ONE_FAILED_STEP = "failed 的运行应只有一个失败的 export 步骤，且 error 与它一致（ValidationError）。"
@@ -100,7 +106,7 @@ TAMPERS = [
     ("review.md edited and its hash in run.json too", "valid",
      both(replace_once("artifact/review.md", b"\n", b"\n\n"),
           change_record(rehash("artifact/review.md", "review.md"))),
-     "review.md 与 cards.json 记录的哈希不符：review.md 被改动过。"),
+     "artifact/review.md 与按 cards.json 和笔记重新生成的内容不同：第 3 行是「」，应为「共 4 张卡片，引用 4 篇笔记。」"),
     ("failed run with an artifact folder", "bad-quote", lambda run_dir: (run_dir / "artifact").mkdir(),
      "failed 的运行不应留下产物：artifact 应为空。"),
     ("status needs_review -> failed", "valid", change_record(lambda r, _: r.update(status="failed")),
@@ -330,3 +336,165 @@ class CliTest(VerifyCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def as_harness_saves(path, record):
+    path.write_text(json.dumps(record, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+
+class ForgedArtifactTest(VerifyCase):
+    """A forger who rewrites the artifact consistently (every hash recomputed) is caught by the input copy."""
+
+    def add_a_card(self, run_dir):
+        # the forger's tool is the exporter itself: cards.json, review.md and their hashes all agree
+        folder, candidate = run_dir / "artifact", json.loads((run_dir / "input" / "candidate.json").read_bytes())
+        candidate["cards"].append(dict(candidate["cards"][0], answer="多出来的一张卡。"))
+        notes = export_review.validate(candidate, self.root / "project" / "notes")
+        review = export_review.render_review(candidate, notes)
+        (folder / "review.md").write_bytes(review.encode("utf-8"))
+        (folder / "cards.json").write_bytes(export_review.build_cards_json(candidate, notes, review).encode("utf-8"))
+        record = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+        record["artifact"] = {name: sha256((folder / name).read_bytes()) for name in ("cards.json", "review.md")}
+        as_harness_saves(run_dir / "run.json", record)
+        return candidate, record
+
+    def test_extra_card_with_every_hash_recomputed_fails(self):
+        run_dir = self.make_run("valid")
+        self.add_a_card(run_dir)
+        self.assertEqual(verify_export.check_artifact(run_dir / "artifact", self.root / "project" / "notes"), [])
+        self.assert_fails(run_dir, "产物里的卡片与输入副本不一致：产物不是由这份输入导出的。")
+
+    def test_extra_card_with_the_input_copy_forged_too_fails(self):
+        run_dir = self.make_run("valid")
+        candidate, record = self.add_a_card(run_dir)
+        data = json.dumps(candidate, ensure_ascii=False, indent=2).encode("utf-8")
+        (run_dir / "input" / "candidate.json").write_bytes(data)
+        record["input"]["sha256"] = sha256(data)
+        as_harness_saves(run_dir / "run.json", record)
+        self.assert_fails(run_dir, "输入副本与运行时 samples/valid.json 的指纹不符")
+
+
+class StrictRecordTest(VerifyCase):
+    def test_duplicate_key_in_run_json_fails_naming_file_and_key(self):
+        cases = (("status", b'{\n  "schema"', b'{\n  "status": "needs_review",\n  "schema"'),
+                 ("AGENTS.md", b'"AGENTS.md": ', b'"AGENTS.md": "0", "AGENTS.md": '))
+        for key, old, new in cases:
+            with self.subTest(key):
+                run_dir = self.make_run("bad-quote", f"dup-{len(key)}")
+                replace_once("run.json", old, new)(run_dir)
+                result = self.verdict(run_dir)
+                self.assertEqual(result["result"], "fail")
+                self.assertEqual(len(result["problems"]), 1)
+                self.assertTrue(result["problems"][0].endswith(
+                    f"run.json 里同一个对象中的键 {key} 出现了两次：记录被改动过，不能采信。"), result["problems"])
+
+    def test_duplicate_key_in_cards_json_fails(self):
+        run_dir = self.make_run("valid")
+        replace_once("artifact/cards.json", b'  "title": ', b'  "title": "x", "title": ')(run_dir)
+        change_record(rehash("artifact/cards.json", "cards.json"))(run_dir)
+        self.assert_fails(run_dir, "artifact/cards.json 里同一个对象中的键 title 出现了两次：产物被改动过，不能采信。")
+
+    def test_timestamps_must_be_times_in_order(self):
+        cases = (
+            ({"finished_at": "2020-01-01T00:00:00Z"}, "早于 started_at"),
+            ({"started_at": "2026-13-01T00:00:00Z"}, "run.json 的 started_at '2026-13-01T00:00:00Z' 不是形如"),
+            ({"finished_at": "2026-01-01 00:00:00"}, "run.json 的 finished_at '2026-01-01 00:00:00' 不是形如"),
+            ({"finished_at": None}, "run.json 的 finished_at None 不是形如"),
+            ({"started_at": 20260101}, "run.json 的 started_at 20260101 不是形如"),
+        )
+        for number, (change, problem) in enumerate(cases):
+            with self.subTest(change):
+                run_dir = self.make_run("bad-quote", f"times-{number}")
+                change_record(lambda r, _: r.update(change))(run_dir)
+                self.assert_fails(run_dir, problem)
+
+    def test_same_second_start_and_finish_passes(self):
+        run_dir = self.make_run("valid")
+        change_record(lambda r, _: r.update(finished_at=r["started_at"]))(run_dir)
+        self.assertEqual(self.verdict(run_dir)["result"], "pass")
+
+
+class LinkTest(VerifyCase):
+    def link(self, target, link):
+        try:
+            os.symlink(target, link, target_is_directory=target.is_dir())
+        except (OSError, NotImplementedError) as exc:  # Windows without the right to make links
+            self.skipTest(f"cannot make a symbolic link here: {exc}")
+
+    def moved_away(self, path):
+        """PATH moved out of the workspace; a link to it put in its place."""
+        elsewhere = self.root.parent / "elsewhere" / path.name
+        elsewhere.parent.mkdir(exist_ok=True)
+        path.rename(elsewhere)
+        self.link(elsewhere, path)
+
+    def test_linked_run_folder_or_evidence_fails(self):
+        for number, rel in enumerate(("", "input", "artifact", "run.json", "input/candidate.json",
+                                      "artifact/review.md", "artifact/cards.json")):
+            with self.subTest(rel or "the run folder"):
+                run_dir = self.make_run("valid", f"linked-{number}")
+                self.moved_away(run_dir / rel if rel else run_dir)
+                result = self.verdict(run_dir)
+                self.assertEqual(result["result"], "fail")
+                self.assertEqual(len(result["problems"]), 1)
+                self.assertIn("是符号链接或目录联接：运行证据必须是运行目录里真实的文件和文件夹", result["problems"][0])
+                (self.root.parent / "elsewhere").rename(self.root.parent / f"elsewhere-{number}")
+
+    def test_a_junction_fails_where_the_platform_reports_one(self):
+        run_dir = self.make_run("valid")
+        is_input = lambda path: os.fspath(path).endswith("input")  # noqa: E731
+        with mock.patch.object(os.path, "isjunction", side_effect=is_input, create=True):
+            self.assertIn("input 是符号链接或目录联接", verify_harness.verify_run(run_dir)["problems"][0])
+
+    def test_a_junction_on_python_3_11_windows(self):
+        run_dir = self.make_run("valid")
+        real_lstat = os.lstat
+
+        def lstat(path):  # what Windows reports for a junction: a mount-point reparse tag
+            result = real_lstat(path)
+            if os.fspath(path).endswith("artifact"):
+                return SimpleNamespace(st_mode=result.st_mode, st_reparse_tag=0xA0000003)
+            return result
+
+        with mock.patch.object(os.path, "isjunction", None, create=True), mock.patch.object(os, "lstat", lstat):
+            self.assertIn("artifact 是符号链接或目录联接", verify_harness.verify_run(run_dir)["problems"][0])
+
+
+class CourseRootTest(VerifyCase):
+    def reference_copy(self):
+        reference = self.root.parent / "teacher"
+        shutil.copytree(self.root, reference, ignore=shutil.ignore_patterns("runs"))
+        return reference
+
+    def test_a_run_made_with_edited_course_files_fails_against_the_reference(self):
+        reference = self.reference_copy()
+        sample = self.root / "samples" / "bad-quote.json"
+        sample.write_text(sample.read_text(encoding="utf-8").replace("然后再让模型", "然后让模型"),
+                          encoding="utf-8")
+        run_dir = self.make_run("bad-quote")
+        self.assertEqual(verify_harness.verify_run(run_dir)["result"], "pass")  # honest against its own files
+        result = verify_harness.verify_run(run_dir, course_root=reference)
+        self.assertEqual((result["result"], result["changed_files"]), ("fail", ["samples/bad-quote.json"]))
+
+    def test_the_reference_notes_are_the_ones_checked(self):
+        reference = self.reference_copy()
+        run_dir = self.make_run("valid")
+        self.assertEqual(verify_harness.verify_run(run_dir, course_root=reference)["result"], "pass")
+        note = reference / "project" / "notes" / "A02.md"
+        note.write_bytes(note.read_bytes() + b"\n")
+        result = verify_harness.verify_run(run_dir, course_root=reference)
+        self.assertEqual(result["changed_files"], ["project/notes/A02.md"])
+        self.assertIn("笔记 A02 已与导出时不同（或已不存在）：引文需要按现在的笔记重新核对。", result["problems"])
+        self.assertEqual(verify_harness.verify_run(run_dir)["result"], "pass")
+
+
+class IndependenceTest(unittest.TestCase):
+    def test_verify_harness_imports_nothing_of_what_it_verifies(self):
+        checked = {"harness", "export_review", "loop_lab"}
+        self.assertEqual(imported_names("verify_harness.py") & checked, set())
+        self.assertEqual(modules_loaded_by("verify_harness") & checked, set())
+        outside_stdlib = imported_names("verify_harness.py") - set(sys.stdlib_module_names)
+        self.assertLessEqual(outside_stdlib, {"cli", "verify_export"})
+
+    def test_no_parameter_exists_for_the_loop(self):
+        self.assertEqual(list(inspect.signature(verify_harness.verify_run).parameters), ["run_dir", "course_root"])

@@ -1,5 +1,8 @@
 """Tests of verify_loop.py: honest runs pass, every forgery fails, undecidable runs need a person.
 
+Forgeries include consistent edits: duplicate keys, linked folders and files, impossible times,
+names that differ only in case, records deleted while their children stay.
+
 Loop runs are made in-process in a copy of the workspace (one copy per class, see
 test_loop_lab.SharedWorkspaceTestCase), then their records or evidence are changed the way a
 forger (or an accident) would, and the verifier is asked again. A forged record is put back
@@ -15,6 +18,8 @@ import re
 import shutil
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import harness
 import loop_lab
@@ -90,7 +95,8 @@ class HonestRunsTest(VerifyTestCase):
 
     def test_budget_variants_of_the_table_pass(self):
         for name, scenario, options in (("s1", "stuck", {"max_attempts": 1}), ("s5", "stuck", {"max_attempts": 5}),
-                                        ("p0", "permission", {"max_seconds": 0}), ("m1", "semantic", {"max_attempts": 1}),
+                                        ("p0", "permission", {"max_seconds": 0}),
+                                        ("m1", "semantic", {"max_attempts": 1}),
                                         ("r2", "repair", {"max_attempts": 2, "max_seconds": 0.5})):
             with self.subTest(name=name):
                 self.make(name, scenario, **options)
@@ -183,7 +189,7 @@ class ForgeryTest(VerifyTestCase):
             os.symlink(self.root / "runs" / "link-s-01", child, target_is_directory=True)
         except (OSError, AttributeError) as exc:  # Windows without the privilege
             self.skipTest(f"cannot create a symlink here: {exc}")
-        self.assertFails("link-r", 'run（摘要 "link-r-01"，子运行 "link-s-01"）')
+        self.assertFails("link-r", "runs/link-r-01 是符号链接")
 
     def test_stray_folder_with_other_digits_is_not_a_child(self):
         self.make("digits", "repair")
@@ -198,7 +204,8 @@ class ForgeryTest(VerifyTestCase):
 
         def drop_last(rec):
             rec["attempts"].pop()
-            rec.update(status="budget_exhausted", reason="attempt_budget", budget={"max_attempts": 1, "max_seconds": 30})
+            rec.update(status="budget_exhausted", reason="attempt_budget",
+                       budget={"max_attempts": 1, "max_seconds": 30})
         self.forge("s", drop_last)
         self.assertFails("s", "runs/s-02", "没有记录")
 
@@ -376,7 +383,8 @@ class NeedsHumanTest(VerifyTestCase):
         clock = iter([0, 0, 40, 40]).__next__
         self.make("mid", "stuck", max_seconds=30, clock=clock)
         verdict = self.verdict("mid")
-        self.assertEqual((verdict["result"], verdict["status"], verdict["attempts"]), ("needs_human", "budget_exhausted", 1))
+        self.assertEqual((verdict["result"], verdict["status"], verdict["attempts"]),
+                         ("needs_human", "budget_exhausted", 1))
         self.assertIn("runs/mid-01/", " ".join(verdict["problems"]))
 
 
@@ -415,6 +423,15 @@ class CommandLineTest(VerifyTestCase):
                               capture_output=True, text=True, encoding="utf-8", timeout=60)
         self.assertEqual((proc.stdout, proc.returncode), (PASS_LINE, 0))
 
+    def test_paths_in_messages_are_usable_from_the_current_folder(self):
+        self.make("far", "repair")
+        (self.root / "runs" / "far-02" / "artifact" / "review.md").unlink()
+        proc = subprocess.run([sys.executable, str(self.root / "verify_loop.py"), "far"], cwd=self.root / "loop-runs",
+                              capture_output=True, text=True, encoding="utf-8", timeout=60)
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("子运行 ../runs/far-02 没有通过独立核对", proc.stderr)
+        self.assertTrue(proc.stderr.startswith("far：fail"), proc.stderr)
+
     def test_not_a_loop_folder_exits_2(self):
         for args in (("runs/r-01",), ("loop-runs",), ("loop-runs/nothing-here",), ("loop-runs/r", "samples"), ()):
             with self.subTest(args=args):
@@ -429,13 +446,215 @@ class CommandLineTest(VerifyTestCase):
         for text in ("0 每个循环都通过", "1 有循环 fail 或 needs_human", "2 参数错误"):
             self.assertIn(text, stdout)
 
-    def test_does_not_import_loop_lab(self):
+    def test_imports_nothing_it_verifies(self):
         source = (self.root / "verify_loop.py").read_text(encoding="utf-8")
-        self.assertIsNone(re.search(r"^\s*(import|from)\s+loop_lab\b", source, re.MULTILINE))
-        self.assertIn("does not import loop_lab.py", verify_loop.__doc__)
-        # with every import of loop_lab made to fail, the verifier still judges a real run
-        driver = ("import runpy, sys; sys.modules['loop_lab'] = None; "
+        self.assertIsNone(re.search(r"^\s*(import|from)\s+(loop_lab|harness|export_review)\b", source, re.MULTILINE))
+        self.assertIn("does not import loop_lab.py,\nharness.py or export_review.py", verify_loop.__doc__)
+        # with every import of the checked programs made to fail, the verifier still judges a real run
+        driver = ("import runpy, sys; sys.modules.update(loop_lab=None, harness=None, export_review=None); "
                   "sys.argv = ['verify_loop.py', 'loop-runs/r']; runpy.run_path('verify_loop.py', run_name='__main__')")
         proc = subprocess.run([sys.executable, "-c", driver], cwd=self.root, capture_output=True, text=True,
                               encoding="utf-8", env=dict(os.environ, PYTHONIOENCODING="utf-8"))
         self.assertEqual((proc.returncode, proc.stdout), (0, PASS_LINE), proc.stderr)
+
+
+class BudgetAndChildTest(VerifyTestCase):
+    """The two verifier-side behaviours that had no test (each guards one line of verify_loop.py)."""
+
+    def test_unexpected_error_with_more_attempts_than_its_budget(self):
+        handoff = {"stopped_at": "第 2 次尝试之后", "done": [], "decide": "请按 error_type 核对子运行，再决定。",
+                   "inspect": ["loop-runs/s/loop.json", "runs/s-01/run.json", "runs/s-02/run.json"]}
+        one_attempt = {"max_attempts": 1, "max_seconds": 30}
+        self.forge("s", lambda rec: rec.update(status="needs_human", reason="unexpected_error", handoff=handoff,
+                                               error_type="EvidenceMismatch", budget=one_attempt))
+        self.assertFails("s", "记录了 2 次尝试，超过了 budget.max_attempts=1")
+
+    def test_attempt_pointing_at_another_loops_child(self):
+        self.forge("r", lambda rec: rec["attempts"][0].update(child_run="runs/s-01"))
+        self.assertFails("r", 'attempts 第 1 项', '"runs/s-01"', "runs/r-01")
+
+
+class StrictRecordTest(VerifyTestCase):
+    """Duplicate keys, links and impossible times: consistent edits a forger could make."""
+
+    def edit_text(self, path, old, new):
+        self.keep(path)
+        text = path.read_text(encoding="utf-8")
+        self.assertIn(old, text)
+        path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+    def link(self, target, link):
+        try:
+            os.symlink(target, link, target_is_directory=Path(target).is_dir())
+        except (OSError, NotImplementedError) as exc:  # Windows without the privilege
+            self.skipTest(f"cannot create a symlink here: {exc}")
+
+    def test_duplicate_key_in_loop_json_names_file_and_key(self):
+        for old, new, key in (('"status": "stalled"', '"status": "needs_review",\n  "status": "stalled"', '"status"'),
+                              ('"state": "done"', '"state": "running", "state": "done"', '"state"')):
+            with self.subTest(key=key):
+                self.edit_text(self.record_path("s"), old, new)
+                self.assertFails("s", "loop-runs/s/loop.json 里键 " + key)
+                self.doCleanups()
+
+    def test_duplicate_key_in_a_childs_run_json_or_cards_json(self):
+        self.make("dup", "repair")
+        self.edit_text(self.root / "runs" / "dup-01" / "run.json", '"status": "failed"',
+                       '"status": "needs_review", "status": "failed"')
+        self.assertFails("dup", "runs/dup-01/run.json", "status")
+        self.make("dupc", "repair")
+        self.edit_text(self.root / "runs" / "dupc-02" / "artifact" / "cards.json", '"title"', '"title": "x", "title"')
+        self.assertFails("dupc", "cards.json", "title")
+
+    def test_loop_folder_that_is_a_link_fails(self):
+        self.link(self.root / "loop-runs" / "r", self.root / "loop-runs" / "linked")
+        self.addCleanup(os.unlink, self.root / "loop-runs" / "linked")
+        self.assertFails("linked", "loop-runs/linked 是符号链接")
+
+    def test_loop_json_or_evidence_file_that_is_a_link_fails(self):
+        self.make("lj", "repair")
+        kept = self.root / "kept-elsewhere"
+        kept.mkdir()
+        record = self.record_path("lj")
+        shutil.move(record, kept / "loop.json")
+        self.link(kept / "loop.json", record)
+        self.assertFails("lj", "loop-runs/lj/loop.json 是符号链接")
+        self.make("ev", "repair")
+        review = self.root / "runs" / "ev-02" / "artifact" / "review.md"
+        shutil.move(review, kept / "review.md")
+        self.link(kept / "review.md", review)
+        self.assertFails("ev", "runs/ev-02/artifact/review.md 是符号链接")
+
+    def test_runs_folder_that_is_a_link_fails(self):
+        student = self.root / "student"
+        shutil.copytree(self.root / "loop-runs" / "r", student / "loop-runs" / "r")
+        self.link(self.root / "runs", student / "runs")
+        verdict = verify_loop.verify_loop(student / "loop-runs" / "r", course=verify_loop.CourseFiles(self.root))
+        self.assertEqual(verdict["result"], "fail")
+        self.assertIn("student/runs 是符号链接", " ".join(verdict["problems"]))
+
+    def test_loop_that_finished_years_before_its_children(self):
+        self.forge("r", lambda rec: rec.update(started_at="2020-01-01T00:00:00Z", finished_at="2020-01-01T00:00:01Z",
+                                               elapsed_seconds=1))
+        self.assertFails("r", "loop.json 的 finished_at（2020-01-01T00:00:01Z）早于", "runs/r-01/run.json 的 started_at")
+
+    def test_child_that_finishes_before_it_starts(self):
+        self.make("rev", "repair")
+        path = self.root / "runs" / "rev-01" / "run.json"
+        record = json.loads(path.read_text(encoding="utf-8"))
+        self.edit_text(path, f'"finished_at": "{record["finished_at"]}"', '"finished_at": "2020-01-01T00:00:00Z"')
+        self.assertFails("rev", "runs/rev-01/run.json 的 finished_at（2020-01-01T00:00:00Z）早于")
+
+    def test_elapsed_seconds_that_the_times_do_not_support(self):
+        self.forge("r", lambda rec: rec.update(elapsed_seconds=250))
+        self.assertFails("r", "elapsed_seconds 是 250")
+
+    def test_attempt_started_after_the_time_budget(self):
+        def shift_start(rec):
+            started = verify_loop.moment(rec["started_at"]) - 60
+            rec["started_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))
+            rec["elapsed_seconds"] += 60
+        self.forge("r", shift_start)
+        self.assertFails("r", "第 1 次尝试在循环开始", "超过了时间预算 max_seconds=30")
+
+    def test_time_budget_stop_the_times_do_not_support(self):
+        self.forge("t", lambda rec: rec.update(budget={"max_attempts": 3, "max_seconds": 5}, elapsed_seconds=6))
+        self.assertFails("t", "elapsed_seconds 是 6")
+
+    def test_a_running_record_is_checked_as_far_as_it_goes(self):
+        def running_from_tomorrow(rec):
+            rec.update(status="running", reason=None, handoff=None, finished_at=None, started_at="2099-01-01T00:00:00Z")
+        self.forge("r", running_from_tomorrow)
+        self.assertFails("r", "早于 loop.json 的 started_at")
+
+    def set_times(self, name, loop, children, elapsed):
+        """Every time of loop NAME and its children, as seconds after 2026-01-01T00:00:00Z."""
+        def stamp(seconds):
+            return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(1767225600 + seconds))
+        self.forge(name, lambda rec: rec.update(started_at=stamp(loop[0]), finished_at=stamp(loop[1]),
+                                                elapsed_seconds=elapsed))
+        for number, (started, finished) in enumerate(children, 1):
+            path = self.root / "runs" / f"{name}-{number:02d}" / "run.json"
+            self.keep(path)
+            record = json.loads(path.read_text(encoding="utf-8"))
+            record.update(started_at=stamp(started), finished_at=stamp(finished))
+            path.write_text(json.dumps(record, ensure_ascii=False, indent=2), encoding="utf-8")
+
+    def test_times_one_second_out_of_order_pass_two_seconds_fail(self):
+        self.make("tol", "repair")
+        cases = (((10, 12), [(9, 11), (10, 11)], 2, "pass"),  # each event 1 s before the latest earlier one
+                 ((10, 12), [(8, 11), (11, 12)], 2, "fail"),  # a child starts 2 s before the loop
+                 ((10, 12), [(10, 11), (11, 12)], 0.1, "pass"),  # elapsed 0.1 s, times 2 s apart
+                 ((10, 12), [(10, 11), (11, 12)], 5, "fail"),  # elapsed 5 s, times 2 s apart
+                 ((10, 12), [(10, 11), (11, 14)], 2, "fail"),  # the loop finishes 2 s before its last child
+                 ((10, 12), [(9, 9), (8, 12)], 2, "fail"))  # 1 s back, then 1 s back again: 2 s before the loop
+        for loop, children, elapsed, result in cases:
+            with self.subTest(loop=loop, children=children, elapsed=elapsed):
+                self.set_times("tol", loop, children, elapsed)
+                self.assertEqual(self.verdict("tol")["result"], result, self.verdict("tol"))
+                self.doCleanups()
+
+
+class MissingRecordTest(VerifyTestCase):
+    def test_folder_without_loop_json_needs_a_person(self):
+        for name, content in (("ghost", None), ("half", b'{"schema": "loop-run/1", "ru'), ("empty", b"")):
+            with self.subTest(name=name):
+                (self.root / "loop-runs" / name).mkdir()
+                if content is not None:
+                    self.record_path(name).write_bytes(content)
+                verdict = self.verdict(name)
+                self.assertEqual(verdict["result"], "needs_human", verdict)
+                self.assertIn("可能在写下第一份记录之前就被中断了", " ".join(verdict["problems"]))
+
+    def test_missing_record_with_child_runs_fails(self):
+        self.make("lost", "repair")
+        self.record_path("lost").unlink()
+        self.assertFails("lost", "loop-runs/lost/loop.json 不存在", "runs/lost-01")
+
+    def test_killed_loop_never_cites_a_missing_handoff(self):
+        def killed(rec):
+            rec.update(status="running", reason=None, handoff=None, finished_at=None, elapsed_seconds=0)
+            rec["attempts"][1].update(state="running", status=None, feedback=None)
+        self.make("killed", "repair")
+        shutil.rmtree(self.root / "runs" / "killed-02")
+        self.forge("killed", killed)
+        verdict = self.verdict("killed")
+        text = " ".join(verdict["problems"])
+        self.assertEqual(verdict["result"], "needs_human", verdict)
+        self.assertNotIn("handoff", text)
+        self.assertIn("runs/killed-02/（不存在，可能还没创建）", text)
+        self.assertIn("可能还没来得及创建子运行", text)
+
+    def test_interrupted_or_terminated_loop_cites_its_handoff(self):
+        for reason, words in (("keyboard_interrupt", "Ctrl-C"), ("terminated", "终止信号")):
+            handoff = {"stopped_at": "第 2 次尝试完成之后", "done": [], "decide": "核对已记录的尝试后，用新名称重新运行。",
+                       "inspect": ["loop-runs/r/loop.json", "runs/r-01/run.json", "runs/r-02/run.json"]}
+            with self.subTest(reason=reason), self.forged("r", lambda rec: rec.update(
+                    status="interrupted", reason=reason, handoff=handoff)):
+                verdict = self.verdict("r")
+                self.assertEqual(verdict["result"], "needs_human", verdict)
+                self.assertIn(words, verdict["problems"][0])
+                self.assertIn("对照 loop.json 的 handoff", verdict["problems"][0])
+
+
+class NameCaseTest(VerifyTestCase):
+    """Names are one name whatever their case, as loop_lab claims them."""
+
+    def test_child_in_another_case_is_still_this_loops_child(self):
+        self.make("Demo", "repair")
+        (self.root / "runs" / "demo-03").mkdir()
+        self.assertFails("Demo", "runs/demo-03 以本循环的名称为前缀")
+
+    def test_two_loop_folders_differing_only_in_case(self):
+        self.make("Twin", "repair")
+        try:
+            (self.root / "loop-runs" / "twin").mkdir()
+        except FileExistsError:
+            self.skipTest("this file system does not tell the cases apart")
+        self.assertFails("Twin", "loop-runs/Twin 与", "loop-runs/twin 的名称只差大小写")
+
+    def test_child_folder_renamed_to_another_case(self):
+        self.make("cs", "repair")
+        os.rename(self.root / "runs" / "cs-01", self.root / "runs" / "CS-01")
+        self.assertFails("cs", "runs/cs-01 不存在，只有名称只差大小写的", "runs/CS-01")
+

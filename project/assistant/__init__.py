@@ -1,8 +1,12 @@
-"""The notes assistant's core (笔记助手核心): notes and search, the three tools, the model
-client with SDK-style retries, the offline demo model, and the guarded tool loop.
+"""The notes assistant's core (笔记助手核心): notes and search, the three tools, the guarded tool
+loop, the model client, and the offline demo model.
 
-Modules, each with one job: `notes` (load + phrase search), `tools` (schemas + run_tool),
-`client` (ChatClient, API errors, make_model), `demo_model` (offline DemoModel),
-`agent` (run_question and its guards). Nothing is imported here so that each command
-loads only what it uses.
+Modules, each with one job: `notes` (loading, exact-phrase search), `ranking` (Chinese bigram
+BM25 for questions in a learner's words), `tools` (schemas + run_tool), `agent` (run_question
+and its named guard checks), `cycle` (the no-progress detector and its reminder), `history`
+(what the API accepts, sealing, reminders), `budget` (the token budget), `client` (ChatClient),
+`retry` (the SDK retry rule), `transport` (one HTTP request within a deadline), `errors` (failure
+classes and their Chinese sentences), `config` (environment, make_model), `demo_model` (offline
+DemoModel). The rules are written out in docs/assistant/DESIGN.md. Nothing is imported here so
+that each command loads only what it uses.
 """

@@ -1,116 +1,220 @@
 """The guarded tool loop: one question in, rounds of model request + tool calls, one Outcome out.
 
-Every way out is one of STOP_REASONS. Guards are checked where the history is whole (before
-a request, or after every call of a round has its result), so a stop never leaves an
-assistant tool call without its result: the history stays valid for the API. A guard stop
-appends one assistant message saying why, so both the person and the model see it next time;
-an API failure appends nothing.
+`run_question` is the loop; each guard is a named check that returns an Outcome (a stop) or
+None (go on). Every way out is one of STOP_REASONS, checked where an Outcome is made. Guards
+run where the history is whole (before a request, or after every call of a round has its
+result), so a stop never leaves an assistant tool call without its result. A guard stop
+(GUARD_STOPS) appends one assistant message saying why, so both the person and the model see it
+next time; an API failure or an interrupt appends nothing more. The rules are written out in
+docs/assistant/DESIGN.md. Shared with: `app.py` and `check_loop_guards.py` (run_question,
+Limits, Outcome), `cycle` (the detector), `history` (validity, reminders), `budget`.
 """
-import hashlib
 import json
+from dataclasses import dataclass, field
 
-from .client import APIError, ContextLengthError, describe_api_error
+from .budget import BudgetExceeded, TokenBudget
+from .cycle import CycleDetector, reminder_text, round_signature
+from .errors import APIError, ContextLengthError, EmptyReplyError, describe_api_error
+from .history import seal_dangling_tool_calls
 from .tools import TOOL_SCHEMAS, crash_message, run_tool
 
 STOP_REASONS = ("answered", "max_turns", "tool_failures", "no_progress", "output_truncated",
-                "context_full", "model_refused", "api_error", "interrupted")
+                "context_full", "model_refused", "api_error", "interrupted", "token_budget")
+GUARD_STOPS = ("max_turns", "tool_failures", "no_progress", "output_truncated", "model_refused", "token_budget")
 REFUSALS = {
     "content_filter": "已停止：模型因内容过滤拒绝了这次回答，本轮没有执行工具。可以换个问法再试。",
     "insufficient_system_resource": "已停止：模型服务资源不足，回答被中断，本轮没有执行工具。请稍后再试。",
 }
 TRUNCATED = "已停止：模型输出达到长度上限，本轮没有执行工具。可以把问题拆小，或要求更简短的回答。"
-INTERRUPTED_WAITING = "已中断：等待模型回应时按下了 Ctrl-C，这个问题没有结论。可以接着问下一句。"
-INTERRUPTED_TOOL = "已中断：执行工具时按下了 Ctrl-C，这一轮的每个工具调用都已记下结果。可以接着问下一句。"
 TOOL_INTERRUPTED = "错误：用户中断了这个工具。"
 TOOL_NOT_RUN = "错误：这一轮已中断，工具没有执行。"
-TOOL_STATE_UNKNOWN = "错误：用户中断，这个工具的执行状态不明；重试前请先检查现况。"
 
 
+@dataclass(frozen=True)
 class Limits:
-    """The loop's budgets per question."""
+    """The loop's budgets per question; `max_tokens` None means no token budget."""
 
-    def __init__(self, max_turns=20, max_tool_failures=3, cycle_repeats=3, max_cycle_period=5):
-        self.max_turns = max_turns
-        self.max_tool_failures = max_tool_failures
-        self.cycle_repeats = cycle_repeats
-        self.max_cycle_period = max_cycle_period
+    max_turns: int = 20
+    max_tool_failures: int = 3
+    cycle_repeats: int = 3
+    max_cycle_period: int = 5
+    max_tokens: int | None = None
 
 
+@dataclass
 class Outcome:
-    """How one question ended: `stop` (a STOP_REASONS value), the answer or stop message, ..."""
+    """How one question ended: `stop` (one of STOP_REASONS), the answer or the stop message, ..."""
 
-    def __init__(self, stop, answer, tool_calls, turns, error=None):
-        self.stop = stop
-        self.answer = answer
-        self.tool_calls = tool_calls
-        self.turns = turns
-        self.error = error
+    stop: str
+    answer: str
+    tool_calls: list
+    turns: int
+    error: APIError | None = None
+    tokens: TokenBudget = field(default_factory=TokenBudget)
 
-    def __repr__(self):
-        return f"Outcome(stop={self.stop!r}, turns={self.turns}, tool_calls={self.tool_calls!r})"
+    def __post_init__(self):
+        if self.stop not in STOP_REASONS:
+            raise ValueError(f"unknown stop reason {self.stop!r}; the fixed set is {STOP_REASONS}")
+
+
+@dataclass
+class Question:
+    """The state of one question's loop (everything the guards look at)."""
+
+    model: object
+    history: list
+    limits: Limits
+    tools: list
+    tool_runner: object
+    notify: object
+    chat: bool
+    detector: CycleDetector
+    budget: TokenBudget
+    names: list = field(default_factory=list)
+    turns: int = 0
+    failures: int = 0
+    reminded: bool = False
+
+    def stop(self, reason, message, error=None) -> Outcome:
+        if reason in GUARD_STOPS:
+            self.history.append({"role": "assistant", "content": message})
+        self.notify("stop", {"stop": reason, "turns": self.turns})
+        return Outcome(reason, message, self.names, self.turns, error, self.budget)
+
+    def start_over(self):
+        # only chat has /reset; a single question is simply asked again
+        return "可以换个问法、把问题拆小，或用 /reset 重来。" if self.chat else "可以换个问法、把问题拆小后重新提问。"
+
+    def next_step(self):
+        return "可以接着问下一句。" if self.chat else "可以重新运行这条命令再问一次。"
+
+
+def _ignore_event(kind, data):
+    return None
 
 
 def run_question(model, history: list, question: str, *, limits=None, tool_runner=run_tool,
                  tools=TOOL_SCHEMAS, on_event=None, chat=False) -> Outcome:
     """Ask `question` on top of `history` (changed in place) until a stop reason is reached."""
     limits = limits or Limits()
-    notify = on_event or (lambda kind, data: None)
+    state = Question(model, history, limits, tools, tool_runner, on_event or _ignore_event, chat,
+                     CycleDetector(limits.cycle_repeats, limits.max_cycle_period), TokenBudget(limits.max_tokens))
     seal_dangling_tool_calls(history)
     history.append({"role": "user", "content": question})
-    detector = CycleDetector(limits.cycle_repeats, limits.max_cycle_period)
-    names, turns, failures = [], 0, 0
-
-    # only chat has /reset; a single question is simply asked again
-    start_over = "可以换个问法、把问题拆小，或用 /reset 重来。" if chat else "可以换个问法、把问题拆小后重新提问。"
-
-    def stop(reason, message, error=None, record=True):
-        if record:
-            history.append({"role": "assistant", "content": message})
-        notify("stop", {"stop": reason, "turns": turns})
-        return Outcome(reason, message, names, turns, error)
-
     while True:
-        if turns >= limits.max_turns:
-            return stop("max_turns", f"已停止：这个问题已用掉 {turns} 次模型请求仍没有结论。{start_over}")
-        turns += 1
-        notify("request", {"turn": turns})
-        try:
-            choice = model.complete(history, tools)
-        except APIError as exc:
-            reason = "context_full" if isinstance(exc, ContextLengthError) else "api_error"
-            return stop(reason, describe_api_error(exc, chat=chat), exc, record=False)
-        except KeyboardInterrupt:
-            return stop("interrupted", INTERRUPTED_WAITING, record=False)
-        finish = choice.get("finish_reason")
-        if finish == "length":
-            return stop("output_truncated", TRUNCATED)
-        if finish in REFUSALS:
-            return stop("model_refused", REFUSALS[finish])
-        message = choice.get("message") or {}
-        calls = _normalized_calls(message.get("tool_calls"), turns, history)
-        if not calls:
-            answer = message.get("content") or ""
-            history.append({"role": "assistant", "content": answer})
-            return stop("answered", answer, record=False)
-        history.append({"role": "assistant", "content": message.get("content") or "",
-                        "tool_calls": calls})
-        names.extend(call["function"]["name"] for call in calls)
-        try:
-            results, interrupted = _run_calls(calls, tool_runner, notify)
-            history.extend({"role": "tool", "tool_call_id": call["id"], "content": content}
-                           for call, (content, _) in zip(calls, results))
-        except KeyboardInterrupt:  # landed between statements: whatever is missing gets sealed
-            seal_dangling_tool_calls(history)
-            return stop("interrupted", INTERRUPTED_TOOL, record=False)
-        if interrupted:
-            return stop("interrupted", INTERRUPTED_TOOL, record=False)
-        failures = failures + 1 if all(is_error for _, is_error in results) else 0
-        period = detector.add(round_signature(calls, results))
-        if failures >= limits.max_tool_failures:
-            return stop("tool_failures", f"已停止：工具连续 {failures} 轮全部失败（第 {turns} 轮），"
-                                         "请换个方式再试。")
-        if period:
-            return stop("no_progress", _no_progress_message(detector, period, turns) + start_over)
+        stopped = check_turn_cap(state)
+        if stopped:
+            return stopped
+        choice = ask_model(state)
+        if isinstance(choice, Outcome):
+            return choice
+        calls = _normalized_calls((choice.get("message") or {}).get("tool_calls"), state.turns, history)
+        stopped = check_finish_reason(state, choice) or answer_without_calls(state, choice, calls)
+        if stopped:
+            return stopped
+        results = run_round(state, choice, calls)
+        if isinstance(results, Outcome):
+            return results
+        stopped = check_failures(state, results) or check_cycle(state, calls, results)
+        if stopped:
+            return stopped
+
+
+def check_turn_cap(state):
+    """max_turns: the question has used its model requests (retries not counted)."""
+    if state.turns >= state.limits.max_turns:
+        return state.stop("max_turns", f"已停止：这个问题已用掉 {state.turns} 次模型请求仍没有结论。{state.start_over()}")
+    return None
+
+
+def ask_model(state):
+    """One model request (the client retries inside); the choice, or the Outcome of a failure."""
+    state.turns += 1
+    state.notify("request", {"turn": state.turns})
+    try:
+        return state.model.complete(state.history, state.tools, budget=state.budget)
+    except BudgetExceeded as exc:
+        if not exc.retries:
+            state.turns -= 1  # this request was never sent: it is not a round trip
+        return state.stop("token_budget", _budget_message(state, exc))
+    except APIError as exc:
+        reason = "context_full" if isinstance(exc, ContextLengthError) else "api_error"
+        return state.stop(reason, describe_api_error(exc, chat=state.chat), exc)
+    except KeyboardInterrupt:
+        return state.stop("interrupted", f"已中断：等待模型回应时按下了 Ctrl-C，这个问题没有结论。{state.next_step()}")
+
+
+def _budget_message(state, exc):
+    budget = exc.budget
+    used = f"{budget.used}{'（含估计值）' if budget.estimated else ''}"
+    return (f"已停止：这个问题的 token 预算是 {budget.limit}，已用 {used}，下一次请求最多可能用 {exc.bound}"
+            f"（请求体 + max_tokens），超出了预算，所以没有发送。可以用 --max-tokens 调大预算，或{state.start_over()}")
+
+
+def check_finish_reason(state, choice):
+    """output_truncated / model_refused: the response is discarded and no tool of it runs."""
+    finish = choice.get("finish_reason")
+    if finish == "length":
+        return state.stop("output_truncated", TRUNCATED)
+    if finish in REFUSALS:
+        return state.stop("model_refused", REFUSALS[finish])
+    return None
+
+
+def answer_without_calls(state, choice, calls):
+    """answered when the model calls no tool; an empty text is not an answer (api_error)."""
+    if calls:
+        return None
+    answer = (choice.get("message") or {}).get("content") or ""
+    if not answer.strip():
+        error = EmptyReplyError("模型返回了空回答", 200)
+        return state.stop("api_error", describe_api_error(error, chat=state.chat), error)
+    state.history.append({"role": "assistant", "content": answer})
+    return state.stop("answered", answer)
+
+
+def run_round(state, choice, calls):
+    """Run every call of the round; the (content, is_error) results, or the Outcome of a Ctrl-C."""
+    state.history.append({"role": "assistant", "content": (choice.get("message") or {}).get("content") or "",
+                          "tool_calls": calls})
+    state.names.extend(call["function"]["name"] for call in calls)
+    interrupted_message = f"已中断：执行工具时按下了 Ctrl-C，这一轮的每个工具调用都已记下结果。{state.next_step()}"
+    try:
+        results, interrupted = _run_calls(calls, state.tool_runner, state.notify)
+        state.history.extend({"role": "tool", "tool_call_id": call["id"], "content": content}
+                             for call, (content, _) in zip(calls, results))
+    except KeyboardInterrupt:  # landed between statements: whatever is missing gets sealed
+        seal_dangling_tool_calls(state.history)
+        return state.stop("interrupted", interrupted_message)
+    if interrupted:
+        return state.stop("interrupted", interrupted_message)
+    return results
+
+
+def check_failures(state, results):
+    """tool_failures: consecutive rounds whose calls all failed (a round with a success resets)."""
+    state.failures = state.failures + 1 if all(is_error for _, is_error in results) else 0
+    if state.failures >= state.limits.max_tool_failures:
+        return state.stop("tool_failures", f"已停止：工具连续 {state.failures} 轮全部失败（第 {state.turns} 轮），"
+                                           "请换个方式再试。")
+    return None
+
+
+def check_cycle(state, calls, results):
+    """no_progress at the repeats-th repeat of a block; one reminder the first time it is seen one repeat earlier."""
+    detector = state.detector
+    period = detector.add(round_signature(calls, results))
+    if period:
+        return state.stop("no_progress", f"已停止：第 {state.turns} 轮发现原地打转：{detector.describe_block(period)}"
+                                         f"（每 {period} 轮一个循环，已连续重复 {detector.repeats} 次，结果也没有变化）。"
+                                         + state.start_over())
+    warn_at = detector.repeats - 1
+    seen = detector.repeating(warn_at) if warn_at >= 2 and not state.reminded else None
+    if seen:
+        state.reminded = True
+        state.history.append({"role": "user", "content": reminder_text(detector, seen, warn_at)})
+        state.notify("reminder", {"turn": state.turns, "period": seen})
+    return None
 
 
 def _normalized_calls(raw_calls, turn, history):
@@ -155,103 +259,3 @@ def _run_calls(calls, tool_runner, notify):
         results.append((content, is_error))
         notify("tool_result", {"id": call["id"], "name": name, "is_error": is_error, "content": content})
     return results, interrupted
-
-
-def _no_progress_message(detector, period, turn):
-    block = " → ".join(_describe_call(call) for call in detector.last_block_calls(period))
-    return (f"已停止：第 {turn} 轮发现原地打转：{block}"
-            f"（每 {period} 轮一个循环，已连续重复 {detector.repeats} 次，结果也没有变化）。")
-
-
-def _describe_call(signature_call):
-    name, arguments = signature_call
-    return f"{name}({arguments if len(arguments) <= 60 else arguments[:57] + '...'})"
-
-
-def _canonical_arguments(arguments):
-    try:
-        return json.dumps(json.loads(arguments), ensure_ascii=False, sort_keys=True,
-                          separators=(",", ":"))
-    except (TypeError, ValueError):
-        return str(arguments)
-
-
-def round_signature(calls, results) -> str:
-    """A round's identity: ordered calls (name + canonical JSON arguments) + sha256 of each result.
-
-    `calls` are tool-call dicts as sent by the model (or (name, arguments) pairs); `results`
-    are (content, is_error) pairs or contents.
-    """
-    parts = []
-    for call, result in zip(calls, results):
-        name, arguments = ((call["function"]["name"], call["function"]["arguments"])
-                           if isinstance(call, dict) else call)
-        content = result[0] if isinstance(result, tuple) else result
-        parts.append([name, _canonical_arguments(arguments),
-                      hashlib.sha256(str(content).encode("utf-8")).hexdigest()])
-    return json.dumps(parts, ensure_ascii=False)
-
-
-class CycleDetector:
-    """Fires when the last repeats*p round signatures are one block of p rounds repeated, p <= max_period."""
-
-    def __init__(self, repeats=3, max_period=5):
-        self.repeats = repeats
-        self.max_period = max_period
-        self.signatures = []
-
-    def add(self, signature):
-        """Record one round; the period that fired, or None."""
-        keep = self.repeats * self.max_period  # the longest window any period can need
-        self.signatures = (self.signatures + [signature])[-keep:] if keep > 0 else []
-        for period in range(1, self.max_period + 1):
-            window = self.signatures[-self.repeats * period:]
-            if len(window) == self.repeats * period and window == window[-period:] * self.repeats:
-                return period
-        return None
-
-    def reset(self):
-        self.signatures = []
-
-    def last_block_calls(self, period):
-        """The (name, canonical arguments) of the calls in the last `period` rounds, in order."""
-        return [(name, arguments) for signature in self.signatures[-period:]
-                for name, arguments, _ in json.loads(signature)]
-
-
-def seal_dangling_tool_calls(history) -> bool:
-    """Give every unanswered call of the trailing assistant message a 'state unknown' result."""
-    start = len(history)
-    while start > 0 and history[start - 1].get("role") == "tool":
-        start -= 1
-    if start == 0 or history[start - 1].get("role") != "assistant":
-        return False
-    answered = {message.get("tool_call_id") for message in history[start:]}
-    missing = [call for call in history[start - 1].get("tool_calls") or []
-               if call.get("id") not in answered]
-    history.extend({"role": "tool", "tool_call_id": call.get("id"), "content": TOOL_STATE_UNKNOWN}
-                   for call in missing)
-    return bool(missing)
-
-
-def history_problems(history) -> list:
-    """Why the API would reject this history (tool calls and results out of step); [] when valid."""
-    problems, pending = [], []
-    for number, message in enumerate(history, 1):
-        role = message.get("role")
-        if role == "tool":
-            call_id = message.get("tool_call_id")
-            if call_id in pending:
-                pending.remove(call_id)
-            else:
-                problems.append(f"第 {number} 条消息是工具结果（tool_call_id={call_id!r}），"
-                                "前面没有对应的工具调用。")
-            continue
-        if pending:
-            problems.append(f"第 {number} 条消息（{role}）之前，工具调用 {'、'.join(map(str, pending))} 还没有结果。")
-        pending = [call.get("id") for call in message.get("tool_calls") or []] if role == "assistant" else []
-        if len(set(pending)) < len(pending):
-            problems.append(f"第 {number} 条消息里有重复的工具调用 id：每个结果只能对应一个调用。")
-    if pending:
-        problems.append(f"历史结尾的工具调用 {'、'.join(map(str, pending))} 没有结果。")
-    return problems

@@ -10,7 +10,9 @@ comes from the offline demo, so nobody mistakes it for a model's understanding.
 import json
 import re
 
-from .notes import normalize
+from .history import last_question_index
+from .notes import load_notes, normalize
+from .ranking import answer_score, best_sentence, index_of
 
 LABEL = "【离线演示】"
 MAX_SEARCHES = 4
@@ -21,7 +23,6 @@ _QUESTION_WORDS = re.compile(
     r"|一下|介绍|解释|说说|讲讲|告诉我|吗|呢|吧|啊")
 _SUB_SEPARATORS = re.compile(r"\s+|的")
 _EDGE_FILLERS = " \t的了和与及在对把"
-_SENTENCE = re.compile(r"[^。！？\n]+[。！？]?")
 
 
 def key_phrases(question) -> list:
@@ -50,7 +51,8 @@ class DemoModel:
         self.requests = 0
         self.usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
 
-    def complete(self, messages: list, tools: list) -> dict:
+    def complete(self, messages: list, tools: list, budget=None) -> dict:
+        """The next step for MESSAGES; BUDGET is accepted like the client's, and nothing is charged to it."""
         self.requests += 1
         question, results = _since_last_question(messages)
         available = {tool["function"]["name"] for tool in tools}
@@ -66,11 +68,11 @@ class DemoModel:
             return _calls("search_notes", [{"query": phrase} for phrase in phrases], len(results))
         if all(result["error"] for result in searches):
             return _answer(f"{LABEL}搜索笔记时工具出错：{searches[0]['content']}")
-        best = _best_hit(searches)
+        best = best_hit(searches, question)
         tried = "、".join(f"“{result['arguments'].get('query', '')}”" for result in searches)
         if best is None:
             return _answer(f"{LABEL}笔记中没有找到相关内容（搜索过：{tried}）。"
-                           "可以换个关键词再问，或用 search 命令直接搜索。")
+                           "可以换个关键词再问，或直接搜索笔记里的词。")
         failed_reads = [result for result in results if result["name"] == "read_note"]
         if failed_reads or "read_note" not in available:
             return _answer(f"{LABEL}搜索命中了笔记 {best['note_id']}《{best['title']}》，"
@@ -80,7 +82,7 @@ class DemoModel:
 
 def _since_last_question(messages):
     """The last user question and the tool results that followed it, with their calls."""
-    start = max((i for i, message in enumerate(messages) if message.get("role") == "user"), default=-1)
+    start = last_question_index(messages)  # a loop reminder is not a new question
     question = str(messages[start].get("content") or "") if start >= 0 else ""
     calls, results = {}, []
     for message in messages[start + 1:]:
@@ -98,36 +100,47 @@ def _since_last_question(messages):
     return question, results
 
 
-def _best_hit(searches):
-    """The first hit of the most specific phrase that found anything (searches go longest first)."""
+def best_hit(searches, question):
+    """Of every note the searches found, the one that answers the whole question best.
+
+    Each search may find a different note first (a short phrase matches many); the question as
+    a whole decides between them (`ranking.answer_score`). A hit the question's terms do not
+    reach at all still wins over nothing (the exact phrase of a search matched it); the earlier
+    search breaks a tie.
+    """
+    candidates = {}
     for result in searches:
-        hits = [] if result["error"] else _json(result["content"], [])
-        if hits:
-            return dict(hits[0], phrase=result["arguments"].get("query", ""))
-    return None
+        for hit in [] if result["error"] else _json(result["content"], []):
+            if isinstance(hit, dict) and hit.get("note_id") not in candidates:
+                candidates[hit.get("note_id")] = hit
+    if not candidates:
+        return None
+    index = index_of(load_notes().values())
+    weights = index.query(normalize(question))
+    by_id = {note.id: note for note in index.notes}
+    scored = [(answer_score(index, by_id[hit["note_id"]], weights) if hit.get("note_id") in by_id else 0.0, -order, hit)
+              for order, hit in enumerate(candidates.values())]
+    return max(scored, key=lambda item: item[:2])[2]
 
 
 def _quote_answer(note, results):
     phrases = [normalize(result["arguments"].get("query", "")) for result in results
                if result["name"] == "search_notes" and not result["error"]
                and _json(result["content"], [])]
-    quote = best_sentence(str(note.get("text", "")), phrases)
+    quote = quote_sentence(str(note.get("text", "")), phrases)
     source = f"{note.get('note_id')}《{note.get('title')}》"
     return (f"{LABEL}根据笔记 {source}，原文是：\n“{quote}”\n"
             f"（来源：{source}。这是离线演示模型按固定规则摘录的原文；"
             "设置 DEEPSEEK_API_KEY 后可使用真实模型。）")
 
 
-def best_sentence(text, phrases) -> str:
-    """A verbatim sentence of the note's body holding the first phrase found, else its first one."""
-    body = text.partition("\n")[2]
-    sentences = [match.group().strip().lstrip("-*").strip() for match in _SENTENCE.finditer(body)]
-    sentences = [sentence for sentence in sentences if len(sentence) >= 4] or [text.strip()]
+def quote_sentence(text, phrases) -> str:
+    """The body sentence holding the most weight of the searched phrases' terms, verbatim (earliest on a tie)."""
+    index = index_of(load_notes().values())
+    weights = {}
     for phrase in phrases:
-        for sentence in sentences:
-            if phrase and phrase in normalize(sentence):
-                return sentence[:MAX_QUOTE]
-    return sentences[0][:MAX_QUOTE]
+        weights.update(index.query(phrase))
+    return best_sentence(text.partition("\n")[2], weights)[:MAX_QUOTE] or text.strip()[:MAX_QUOTE]
 
 
 def _json(content, default):

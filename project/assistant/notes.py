@@ -1,8 +1,12 @@
-"""The notes the assistant answers from: loading project/notes/*.md and phrase search over them.
+"""The notes the assistant answers from: loading project/notes/*.md and searching them.
 
 Search compares normalized text (NFKC, case-folded, trimmed, whitespace runs collapsed to one
 space) so that "ＲＡＧ" finds "RAG", while "no table" never matches "notable": whitespace is
-collapsed, never deleted. What is shown (titles, snippets) is always the original text.
+collapsed, never deleted. Notes holding the query as an exact phrase come first (title hits,
+then body hits, by id); after them come the notes `ranking` scores for the query's words
+(Chinese character bigrams and BM25), so a question phrased in a learner's own words still
+finds its note. What is shown (titles, snippets) is always the original text. The same
+`search` serves the `search_notes` tool, `app.py search` and the page.
 """
 import re
 import unicodedata
@@ -66,7 +70,7 @@ def load_notes(notes_dir=NOTES_DIR) -> dict:
 
 
 def search(query: str, notes=None, limit=5) -> list:
-    """Notes containing the normalized query as a phrase: title hits first, then body hits, by id."""
+    """Exact-phrase hits first (title hits, then body hits, by id), then ranked hits (see `ranking`)."""
     phrase = normalize(query or "")
     if not phrase or limit <= 0:
         return []
@@ -76,8 +80,13 @@ def search(query: str, notes=None, limit=5) -> list:
     title_hits = [note for note in ordered if phrase in note._norm_title]
     body_hits = [note for note in ordered
                  if phrase in note._norm_body and phrase not in note._norm_title]
-    return [{"note_id": note.id, "title": note.title, "snippet": snippet(note, phrase)}
-            for note in (title_hits + body_hits)[:limit]]
+    exact = title_hits + body_hits
+    hits = [{"note_id": note.id, "title": note.title, "snippet": snippet(note, phrase)} for note in exact[:limit]]
+    if len(hits) < limit:
+        from .ranking import ranked_hits
+        hits += ranked_hits(phrase, ordered, exclude={note.id for note in exact}, limit=limit - len(hits),
+                            whole=bool(exact))
+    return hits
 
 
 def snippet(note, phrase) -> str:

@@ -20,8 +20,9 @@ TOOL_SCHEMAS = [
                        "additionalProperties": False}}},
     {"type": "function", "function": {
         "name": "search_notes",
-        "description": ("在笔记标题和正文中按短语搜索（忽略大小写和全角半角，连续空白视为一个空格）。"
-                        f"返回最多 {MAX_HITS} 条命中：note_id、title、snippet；没有命中时返回空列表 []。"
+        "description": ("在笔记标题和正文中搜索（忽略大小写和全角半角，连续空白视为一个空格）：先列出包含这个短语的笔记，"
+                        "再列出按词语相关度排序的笔记（中文按相邻两字切词）。"
+                        f"返回最多 {MAX_HITS} 条命中：note_id、title、snippet；没有相关笔记时返回空列表 []。"
                         "用问题中的关键短语搜索，例如“RAG 的步骤”，不要整句搜索。"),
         "parameters": {"type": "object",
                        "properties": {"query": {"type": "string", "minLength": 1, "maxLength": 200,

@@ -1,0 +1,173 @@
+"""What can go wrong with a model request, as exception classes, and one Chinese sentence for each.
+
+The classes mirror the official SDK's (openai `_exceptions`) so the retry rule can be stated
+on them; `describe_api_error` turns each into the sentence the person at the terminal reads
+(the model never sees these: the request did not reach it). Shared with: `transport` (raises
+the network classes), `client` (raises the status and reply classes), `agent` (turns them
+into the stop reasons `api_error` / `context_full`). A server's own words or an exception's
+raw text only ever appear inside a Chinese sentence that says what happened; the raw text is
+kept in `detail` for the machine-readable line.
+"""
+
+MAX_DETAIL = 200
+
+
+class APIError(Exception):
+    """Any failure of a model request; `status` is None when no HTTP response came back.
+
+    `message` is the server's explanation or a Chinese description; `detail` the raw text
+    (exception class and text, or the server's message) for `--json`'s error field;
+    `retries` the retries made before giving up; `asked_wait` the seconds a server asked to
+    wait when that was longer than the client waits by itself.
+    """
+
+    def __init__(self, message, status=None, headers=None, detail=None):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.headers = dict(headers or {})
+        self.detail = detail if detail is not None else message
+        self.retries = 0
+        self.asked_wait = None
+
+
+class APIConnectionError(APIError):
+    """No usable response: refused, reset, DNS, TLS ... (`message` says which, in Chinese)."""
+
+
+class APITimeoutError(APIConnectionError):
+    """No complete response within the deadline (`seconds`)."""
+
+    def __init__(self, message, seconds=None, detail=None):
+        super().__init__(message, detail=detail)
+        self.seconds = seconds
+
+
+class IncompleteResponseError(APIConnectionError):
+    """The server answered but the response broke off (cut-off body, closed before the reply).
+
+    Retried like a connection error; described as an incomplete response, not a failure to connect.
+    """
+
+
+class APIStatusError(APIError):
+    """The server answered with an error status (`status`)."""
+
+
+class BadRequestError(APIStatusError):
+    """400: the request itself is wrong; sending it again gives the same answer."""
+
+
+class ContextLengthError(BadRequestError):
+    """400 whose message mentions the maximum context length: the conversation is too long."""
+
+
+class AuthenticationError(APIStatusError):
+    """401: the key is wrong."""
+
+
+class InsufficientBalanceError(APIStatusError):
+    """402: the account has no balance left."""
+
+
+class RateLimitError(APIStatusError):
+    """429: too many requests."""
+
+
+class OverloadedError(APIStatusError):
+    """503 / 529: the service is busy."""
+
+
+class InternalServerError(APIStatusError):
+    """Any other status >= 500."""
+
+
+class ReplyError(APIError):
+    """A 2xx response that cannot be used: not JSON, not a completion, an error object, misshapen."""
+
+
+class ServerReportedError(ReplyError):
+    """A 2xx response carrying {"error": {...}} instead of a completion; `message` is the server's."""
+
+
+class EmptyReplyError(ReplyError):
+    """A completion with no text (none or only whitespace) and no tool calls: not an answer."""
+
+
+_STATUS_CLASSES = {400: BadRequestError, 401: AuthenticationError, 402: InsufficientBalanceError,
+                   429: RateLimitError, 503: OverloadedError, 529: OverloadedError}
+
+
+def status_error(status, message, headers=None) -> APIStatusError:
+    """The most specific APIStatusError subclass for an HTTP error response."""
+    cls = _STATUS_CLASSES.get(status) or (InternalServerError if status >= 500 else APIStatusError)
+    lowered = message.casefold()
+    if cls is BadRequestError and ("maximum context length" in lowered
+                                   or "context_length_exceeded" in lowered):
+        cls = ContextLengthError
+    return cls(message, status, headers)
+
+
+def _quoted(exc):
+    """The server's words, shortened, inside Chinese quotation marks."""
+    text = " ".join(str(exc.message or "").split())
+    return f"“{text[:MAX_DETAIL]}”" if text else "（没有说明）"
+
+
+def _retried(exc):
+    """'，已重试 2 次' when retries were made, else nothing (never claims a retry that did not happen)."""
+    return f"，已重试 {exc.retries} 次" if exc.retries else ""
+
+
+def describe_api_error(exc: APIError, chat: bool = False) -> str:
+    """One Chinese sentence per failure class, for the person; most specific class first."""
+    if exc.asked_wait is not None:
+        return (f"错误：模型服务要求等待 {exc.asked_wait:.0f} 秒后再试（HTTP {exc.status}），"
+                "超过了自动等待的上限 60 秒，所以没有重试。请过这段时间后再问。")
+    for cls, describe in _DESCRIPTIONS:
+        if isinstance(exc, cls):
+            return describe(exc, chat)
+    return f"错误：模型 API 出错，服务端说明：{_quoted(exc)}。请稍后再试。"
+
+
+def _status_description(exc, chat):
+    status = exc.status or 0
+    if 300 <= status < 400:
+        where = exc.headers.get("location", "")
+        return (f"错误：模型 API 返回重定向 {status}{'（指向 ' + where + '）' if where else ''}，"
+                "没有跟随。请把 DEEPSEEK_BASE_URL 改成最终的地址（例如 https:// 开头）。")
+    if status == 404:
+        return (f"错误：模型 API 返回 404，服务端说明：{_quoted(exc)}。请检查 DEEPSEEK_BASE_URL"
+                "（不要带 /chat/completions）和 DEEPSEEK_MODEL。")
+    if 400 <= status < 500:
+        return f"错误：请求被拒绝（{status}），服务端说明：{_quoted(exc)}。重试不会有用，请检查问题或设置。"
+    return f"错误：模型 API 返回 {status}{_retried(exc)}，服务端说明：{_quoted(exc)}。请稍后再试。"
+
+
+_DESCRIPTIONS = (
+    (AuthenticationError, lambda exc, chat:
+        "错误：API 密钥无效（401）。请检查环境变量 DEEPSEEK_API_KEY，或加 --offline 使用离线演示模型。"),
+    (InsufficientBalanceError, lambda exc, chat:
+        "错误：DeepSeek 账户余额不足（402）。请充值后再试，或加 --offline 使用离线演示模型。"),
+    (RateLimitError, lambda exc, chat: "错误：" + (f"重试 {exc.retries} 次后仍" if exc.retries else "请求")
+                                       + "被限流（429）。请等一会儿再试。"),
+    (OverloadedError, lambda exc, chat:
+        f"错误：模型服务繁忙（{exc.status}{_retried(exc)}）。请稍后再试。"),
+    (ContextLengthError, lambda exc, chat: "错误：对话超过了模型的最大上下文长度（400）。"
+        + ("可以用 /reset 清空对话后重来。" if chat else "请把问题改短后再试。")),
+    (BadRequestError, lambda exc, chat:
+        f"错误：请求被拒绝（400），服务端说明：{_quoted(exc)}。请检查 DEEPSEEK_MODEL 等设置。"),
+    (APITimeoutError, lambda exc, chat:
+        f"错误：等待模型回应超时（{exc.message}{_retried(exc)}）。请稍后再试，或调大环境变量 DEEPSEEK_TIMEOUT（秒）。"),
+    (IncompleteResponseError, lambda exc, chat:
+        f"错误：模型服务的回应不完整（{exc.message}{_retried(exc)}）。请稍后再试；一直这样请检查网络、代理或 DEEPSEEK_BASE_URL。"),
+    (APIConnectionError, lambda exc, chat:
+        f"错误：连不上模型 API（{exc.message}{_retried(exc)}）。请检查网络和 DEEPSEEK_BASE_URL，或加 --offline。"),
+    (APIStatusError, _status_description),
+    (ServerReportedError, lambda exc, chat:
+        f"错误：模型服务没有给出回答，而是返回了错误说明：{_quoted(exc)}。请稍后再试。"),
+    (EmptyReplyError, lambda exc, chat:
+        "错误：模型返回了空回答（没有文字，也没有工具调用）。可以再问一次或换个问法；一直这样请检查 DEEPSEEK_MODEL。"),
+    (ReplyError, lambda exc, chat: f"错误：模型服务的响应不能用：{exc.message}。请检查 DEEPSEEK_BASE_URL 是否指向"
+                                   "兼容 OpenAI 的 /chat/completions 服务。"),
+)

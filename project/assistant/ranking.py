@@ -1,0 +1,212 @@
+"""Ranked search over the notes for questions in a learner's own words: character bigrams + BM25.
+
+Chinese has no spaces between words, so text (already normalized by `notes.normalize`) is cut
+into terms the way note A03 describes: runs of Chinese characters become overlapping
+two-character terms ("向量检索" -> 向量, 量检, 检索), Latin letters and digits become words.
+Question words and particles (STOP_WORDS, STOP_CHARACTERS) are cut out first, so "什么" or
+"的" never make a note look relevant; a Chinese character left alone between them is a term of
+its own (notes index every character too). A note's terms are its body's plus its title's
+counted TITLE_WEIGHT times; notes are scored with BM25 (k1 = 1.2, b = 0.75). A few SYNONYMS
+groups count as one term. A two-character term seen only once in all the notes has its idf
+halved (it is more often where two words meet than a word).
+
+A query's terms weigh their idf; a bigram no note has that overlaps one a note has ("估检" in
+"评估检索") weighs nothing; a stretch of bigrams no note has ("今天天气") weighs
+UNKNOWN_TERM_WEIGHT once. No-hit threshold: a note is a hit only when the query terms it holds
+carry at least MIN_SHARE of the query's weight, so an unrelated question is not forced onto the
+note that happens to share one common word with it; after exact-phrase hits, a ranked hit must
+hold every term. Shared with: `notes.search` (`ranked_hits`), `demo_model` (`index_of`,
+`answer_score`: BM25 plus the weight the note's best sentence holds, and `best_sentence`, the
+sentence it quotes). The rules are written out in docs/assistant/DESIGN.md.
+"""
+import math
+import re
+
+TITLE_WEIGHT = 3
+MIN_SHARE = 0.45
+UNKNOWN_TERM_WEIGHT = 1.5
+SEAM_DAMPING = 0.5
+K1, B = 1.2, 0.75
+SNIPPET_CHARS = 100
+STOP_WORDS = re.compile(
+    r"为什么|为何|什么样|什么|怎么样|怎么办|怎么|怎样|如何|哪些|哪个|哪里|哪儿|是否|是不是|能不能|可不可以|有没有"
+    r"|一下|一般|应该|应当|需要|可以|能够|时候|这个|那个|这些|那些|这样|那样|我们|你们|他们|我的|一个|一些"
+    r"|请问|告诉|介绍|解释|说说|讲讲|关系|作用|意思|问题|东西|里面|之间|以及")
+STOP_CHARACTERS = set("的了吗呢吧啊呀和与及或在是把被对就也都又还很有要会让给从该我你他它这那些么")
+ENGLISH_STOP_WORDS = {"a", "an", "the", "of", "to", "is", "are", "and", "or", "in", "on", "for", "what", "how"}
+# Words a learner uses for what the notes say in other words (keyword search cannot know them): each
+# group's terms count as one term, so a note holding any of them holds the question's word.
+SYNONYMS = (("切分", "分块", "切块"), ("同意", "批准"), ("区别", "不同"), ("出错", "错误", "失败"))
+_ALTERNATIVES = {term: group for group in SYNONYMS for term in group}
+_CHINESE = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_PIECES = re.compile(f"[a-z0-9]+|[{_CHINESE}]+")
+_CHINESE_CHARACTER = re.compile(f"[{_CHINESE}]")
+_STOP_RUN = re.compile("[" + "".join(sorted(STOP_CHARACTERS)) + "]+")
+_SENTENCE = re.compile(r"[^。！？\n]+[。！？]?")
+
+
+def terms(text: str) -> list:
+    """The terms of normalized TEXT, in order (repeats kept): Latin words and Chinese bigrams."""
+    found = []
+    for piece in _PIECES.findall(STOP_WORDS.sub(" ", text)):
+        if piece.isascii():
+            if piece not in ENGLISH_STOP_WORDS and (len(piece) >= 2 or piece.isdigit()):
+                found.append(piece)
+            continue
+        for run in _STOP_RUN.split(piece):
+            if len(run) >= 2:
+                found.extend(run[i:i + 2] for i in range(len(run) - 1))
+            else:
+                found.extend(run)  # a single character between stop characters still counts
+    return found
+
+
+def alternatives(term):
+    """The term and its synonyms (SYNONYMS)."""
+    return _ALTERNATIVES.get(term, (term,))
+
+
+def _note_terms(text):
+    """A note's terms: its bigrams and words, plus every Chinese character alone (a query may ask for one)."""
+    return terms(text) + _CHINESE_CHARACTER.findall(STOP_WORDS.sub(" ", text))
+
+
+class Index:
+    """Term counts of every note (title counted TITLE_WEIGHT times) and each term's idf."""
+
+    def __init__(self, notes):
+        self.notes = list(notes)
+        self.counts = {}
+        for note in self.notes:
+            counted = {}
+            for term in _note_terms(note._norm_body) + _note_terms(note._norm_title) * TITLE_WEIGHT:
+                counted[term] = counted.get(term, 0) + 1
+            self.counts[note.id] = counted
+        lengths = [sum(counted.values()) for counted in self.counts.values()]
+        self.average_length = (sum(lengths) / len(lengths)) if lengths else 1.0
+        total = len(self.notes)
+        frequency = {}
+        for counted in self.counts.values():
+            for term in counted:
+                frequency[term] = frequency.get(term, 0) + 1
+        occurrences = {}
+        for counted in self.counts.values():
+            for term, count in counted.items():
+                occurrences[term] = occurrences.get(term, 0) + count
+        # a two-character term seen once in all the notes is more often where two words meet than a word
+        self.idf = {term: math.log(1 + (total - df + 0.5) / (df + 0.5)) * (SEAM_DAMPING if occurrences[term] == 1
+                                                                         and len(term) == 2 else 1.0)
+                    for term, df in frequency.items()}
+
+    def weight(self, term):
+        """A term's idf, or UNKNOWN_TERM_WEIGHT for a term found in no note."""
+        return self.idf.get(term, UNKNOWN_TERM_WEIGHT)
+
+    def query(self, text) -> dict:
+        """{term: weight} of a normalized query: a known term weighs its idf.
+
+        A bigram found in no note that overlaps a bigram some note has ("评估检索" -> 估检 between
+        评估 and 检索) is where two words meet, not a word: it weighs nothing. A stretch of bigrams
+        found in no note ("今天天气" -> 今天, 天天, 天气) is words the notes lack: it weighs
+        UNKNOWN_TERM_WEIGHT once, at its first bigram.
+        """
+        found = terms(text)
+        weights = {}
+        for position, term in enumerate(found):
+            if self.known(term) or len(term) != 2 or term.isascii():
+                weights[term] = max(self.weight(other) for other in alternatives(term))
+                continue
+            before = found[position - 1] if position else ""
+            joined = len(before) == 2 and before[1] == term[0]  # overlaps the bigram before it
+            if joined and self.known(before):
+                weights[term] = 0.0  # where a known word meets the next one
+            elif joined and before in weights and not self.known(before):
+                weights[term] = 0.0  # the rest of an unknown stretch counts once, at its start
+            else:
+                weights[term] = UNKNOWN_TERM_WEIGHT
+            after = found[position + 1] if position + 1 < len(found) else ""
+            if len(after) == 2 and after[0] == term[1] and self.known(after):
+                weights[term] = 0.0
+        return weights
+
+    def known(self, term):
+        return any(other in self.idf for other in alternatives(term))
+
+    def score(self, note, weights):
+        """(BM25 score, share of the query's weight the note contains) for a query's {term: weight}."""
+        counted = self.counts[note.id]
+        length = sum(counted.values()) or 1
+        score = found = 0.0
+        for term, weight in weights.items():
+            present = [other for other in alternatives(term) if counted.get(other)]
+            if present:
+                tf = sum(counted[other] for other in present)
+                found += weight
+                score += weight * tf * (K1 + 1) / (
+                    tf + K1 * (1 - B + B * length / self.average_length))
+        return score, found / (sum(weights.values()) or 1.0)
+
+    def ranked(self, text, exclude=(), min_share=MIN_SHARE):
+        """[(score, note)] holding at least MIN_SHARE of the query's weight, best first (by id on a tie)."""
+        weights = self.query(text)
+        scored = []
+        for note in self.notes:
+            score, share = self.score(note, weights)
+            if note.id not in exclude and share >= min_share - 1e-9 and score > 0:
+                scored.append((-score, note.id, note))
+        return [(-negative, note) for negative, _, note in sorted(scored)]
+
+
+_INDEXES = {}  # (id, text) of every note -> its Index; the notes rarely change within a process
+
+
+def index_of(notes) -> "Index":
+    """The Index of these notes, built once per distinct set of note texts."""
+    notes = list(notes)
+    key = tuple((note.id, note.text) for note in notes)
+    if key not in _INDEXES:
+        if len(_INDEXES) >= 4:
+            _INDEXES.clear()
+        _INDEXES[key] = Index(notes)
+    return _INDEXES[key]
+
+
+def ranked_hits(phrase, notes, exclude=(), limit=5, whole=False) -> list:
+    """Hits for a normalized query, best first, not in EXCLUDE: notes over the no-hit threshold,
+    or, when WHOLE (the exact phrase was found elsewhere), notes holding every term of the query."""
+    if limit <= 0:
+        return []
+    index = index_of(notes)
+    weights = index.query(phrase)
+    return [{"note_id": note.id, "title": note.title,
+             "snippet": best_sentence(note.body, weights)[:SNIPPET_CHARS]}
+            for _, note in index.ranked(phrase, exclude, 1.0 if whole else MIN_SHARE)[:limit]]
+
+
+def sentences(text) -> list:
+    """The sentences of a note's body as written (list markers stripped), each at least 4 characters."""
+    found = [match.group().strip().lstrip("-*").strip() for match in _SENTENCE.finditer(text)]
+    return [sentence for sentence in found if len(sentence) >= 4]
+
+
+def held_weight(sentence, weights) -> float:
+    """How much of a query's {term: weight} one sentence holds."""
+    from .notes import normalize
+    held = set(terms(normalize(sentence)))
+    return sum(weight for term, weight in weights.items() if held.intersection(alternatives(term)))
+
+
+def best_sentence(text, weights) -> str:
+    """The sentence of TEXT holding the most of the query's {term: weight} (the earliest on a tie), verbatim."""
+    best, best_score = "", -1.0
+    for sentence in sentences(text) or [text.strip()]:
+        score = held_weight(sentence, weights)
+        if score > best_score:
+            best, best_score = sentence, score
+    return best
+
+
+def answer_score(index, note, weights) -> float:
+    """How well NOTE answers a question: its BM25 score plus the weight its best sentence holds
+    (terms of the question found together in one sentence answer it better than scattered ones)."""
+    return index.score(note, weights)[0] + held_weight(best_sentence(note.body, weights), weights)

@@ -1,0 +1,224 @@
+"""One HTTP POST to the model API within a whole-request deadline, over urllib (proxies as usual).
+
+`post_json` sends a body and returns `Reply(status, headers, body)` for any HTTP answer
+(error statuses included: what they mean is the client's business); when no complete answer
+arrives it raises `errors.APITimeoutError`, `errors.IncompleteResponseError` or
+`errors.APIConnectionError` with a Chinese `message` and the raw exception text in `detail`.
+
+The deadline (`DEEPSEEK_TIMEOUT`) bounds one whole attempt, however slowly the bytes come:
+connecting, a proxy tunnel, TLS, the status line and headers, and the body. A socket timeout
+alone would only bound each read (a server trickling one byte a second would hold the request
+forever), so a watchdog timer shuts the socket down when the attempt's time is up, and the
+socket's own timeout is the time left. Name resolution (DNS) happens before there is a socket
+and cannot be bounded portably: it stays outside the deadline. Redirects are not followed (a
+POST must not silently become a GET elsewhere). Loopback addresses never go through a proxy.
+Shared with: `client` (calls `post_json`, reads `Attempt.connected`), `errors` (the classes).
+"""
+import functools
+import http.client
+import ipaddress
+import socket
+import ssl
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+
+from . import errors
+
+MAX_BODY_BYTES = 16 * 1024 * 1024  # a completion is a few KB; more than this is not an answer
+
+
+@dataclass
+class Reply:
+    """An HTTP answer: its status, headers (lower-case names) and raw body."""
+
+    status: int
+    headers: dict
+    body: bytes
+
+
+@dataclass
+class Attempt:
+    """One attempt's deadline and watchdog; `connected` once a socket to the server exists."""
+
+    seconds: float
+    clock: object = time.monotonic
+    connected: bool = False
+    expired: bool = False
+    ends: float = field(init=False)
+
+    def __post_init__(self):
+        self.ends = self.clock() + self.seconds
+        self._lock = threading.Lock()
+        self._sockets = []
+        self._finished = False
+        self._timer = None
+
+    def remaining(self) -> float:
+        left = self.ends - self.clock()
+        if left <= 0:
+            self.expired = True
+            raise TimeoutError("deadline reached before the next step")
+        return left
+
+    def watch(self, sock):
+        """Shut SOCK down when the time is up, whatever it is doing then."""
+        with self._lock:
+            self.connected = True
+            self._sockets.append(sock)
+            if self._timer is None and not self._finished:
+                self._timer = threading.Timer(max(self.ends - self.clock(), 0.0), self._expire)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def _expire(self):
+        with self._lock:
+            if self._finished:
+                return
+            self.expired = True
+            for sock in self._sockets:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)  # a blocked read returns at once
+                except OSError:
+                    pass  # already closed, or handed over to TLS: its timeout is the time left
+
+    def finish(self):
+        """Stop the watchdog; afterwards it never touches a socket again."""
+        with self._lock:
+            self._finished = True
+            if self._timer is not None:
+                self._timer.cancel()
+
+
+class _Watched:
+    """A connection whose every socket (to the server or to a proxy) is watched by the attempt."""
+
+    def __init__(self, *args, attempt, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._attempt = attempt
+        self._create_connection = self._watched_socket
+
+    def _watched_socket(self, address, timeout=None, source_address=None, *args):
+        sock = socket.create_connection(address, self._attempt.remaining(), source_address)
+        self._attempt.watch(sock)
+        return sock
+
+
+class _WatchedHTTP(_Watched, http.client.HTTPConnection):
+    pass
+
+
+class _WatchedHTTPS(_Watched, http.client.HTTPSConnection):
+    def connect(self):
+        super().connect()
+        self._attempt.watch(self.sock)  # the TLS socket: shutting it down ends a blocked read
+
+
+class _HTTPHandler(urllib.request.HTTPHandler):
+    def __init__(self, attempt):
+        super().__init__()
+        self.attempt = attempt
+
+    def http_open(self, request):
+        return self.do_open(functools.partial(_WatchedHTTP, attempt=self.attempt), request)
+
+
+class _HTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, attempt):
+        super().__init__()
+        self.attempt = attempt
+
+    def https_open(self, request):
+        return self.do_open(functools.partial(_WatchedHTTPS, attempt=self.attempt), request,
+                            context=self._context)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None  # the 3xx comes back as an HTTP error the client can explain
+
+
+def is_loopback(host) -> bool:
+    if (host or "").lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def post_json(url, body: bytes, headers: dict, attempt: Attempt) -> Reply:
+    """POST BODY to URL within ATTEMPT's deadline; the Reply, or the network APIError subclass."""
+    handlers = [_HTTPHandler(attempt), _HTTPSHandler(attempt), _NoRedirect()]
+    if is_loopback(urllib.parse.urlsplit(url).hostname):
+        handlers.append(urllib.request.ProxyHandler({}))
+    opener = urllib.request.build_opener(*handlers)
+    request = urllib.request.Request(url, data=body, method="POST", headers=headers)
+    try:
+        try:
+            with opener.open(request, timeout=attempt.remaining()) as response:
+                return Reply(response.status, _header_dict(response.headers), _read_body(response, whole=True))
+        except urllib.error.HTTPError as answer:
+            with answer:  # the status says what happened; a short error text is still worth showing
+                return Reply(answer.code, _header_dict(answer.headers), _read_body(answer, whole=False))
+    except errors.APIError:
+        raise
+    except (OSError, ValueError, http.client.HTTPException) as exc:
+        raise network_error(exc, attempt) from None
+    finally:
+        attempt.finish()
+
+
+def _header_dict(headers):
+    """Lower-case names; a repeated header keeps its last value (as the SDKs read them)."""
+    return {str(name).lower(): str(value) for name, value in (headers or {}).items()}
+
+
+def _read_body(response, whole):
+    """The body; when WHOLE, a body shorter than its Content-Length is an IncompleteRead."""
+    chunks, size = [], 0
+    while True:
+        chunk = response.read(65536)
+        if not chunk:
+            missing = getattr(response, "length", None)  # http.client's count of bytes still due
+            if whole and missing:
+                raise http.client.IncompleteRead(b"".join(chunks), missing)
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise errors.ReplyError(f"回应超过 {MAX_BODY_BYTES // (1024 * 1024)} MB，不像一次回答", 200)
+        chunks.append(chunk)
+
+
+def network_error(exc, attempt) -> errors.APIConnectionError:
+    """The Chinese class of a network failure; the raw exception text stays in `detail`."""
+    reason = getattr(exc, "reason", None)
+    cause = reason if isinstance(reason, BaseException) else exc
+    detail = f"{type(cause).__name__}: {cause}"
+    if attempt.expired or isinstance(cause, TimeoutError):
+        return errors.APITimeoutError(f"{attempt.seconds:g} 秒内没有收到完整回应", attempt.seconds, detail)
+    if isinstance(cause, (http.client.IncompleteRead, http.client.RemoteDisconnected)):
+        what = ("回应正文只收到一部分连接就断了" if isinstance(cause, http.client.IncompleteRead)
+                else "服务器收下请求后没有回应就关闭了连接")
+        return errors.IncompleteResponseError(what, detail=detail)
+    if isinstance(cause, http.client.HTTPException) or (attempt.connected and not isinstance(
+            cause, (ConnectionRefusedError, socket.gaierror, ssl.SSLError))):
+        return errors.IncompleteResponseError("连接建立后回应中断或不是有效的 HTTP 回应", detail=detail)
+    return errors.APIConnectionError(_connection_reason(cause), detail=detail)
+
+
+def _connection_reason(cause):
+    if isinstance(cause, ConnectionRefusedError):
+        return "连接被拒绝：这个地址和端口上没有服务在监听"
+    if isinstance(cause, socket.gaierror):
+        return "找不到这个主机名（DNS 解析失败）"
+    if isinstance(cause, ssl.SSLCertVerificationError):
+        return "服务器的 TLS 证书验证失败"
+    if isinstance(cause, ssl.SSLError):
+        return "TLS 加密连接没有建立起来"
+    if isinstance(cause, ConnectionResetError):
+        return "连接被对方重置"
+    return "网络出错，没有建立连接"

@@ -1,0 +1,280 @@
+"""Executable documentation: README.md and docs/loop/EXERCISES.md run as a learner would run them.
+
+The convention both documents follow (README.md, section 「可执行的文档」, says the same in Chinese):
+- a fenced block with the info string `sh` holds POSIX commands, one per line, that the learner
+  types in the order shown (text after an unquoted `#` is a comment);
+- a `stdout` block after it shows what those commands print on stdout, all of them, in order;
+  a `stderr` block shows their stderr. At most one of each per `sh` block; blocks in between
+  (`powershell`, `bat`, plain text) and prose do not end the group;
+- every other block (`powershell`, `bat`, `text`, untagged) is shown only, never run.
+
+One test walks both documents in order in ONE temporary copy of the workspace (README first, then
+the exercises, which build on it) and compares every shown output with what the commands print,
+exactly, after the masks in MASKS (figures that vary from run to run; applied to both sides).
+Printed paths that differ on every machine are rewritten before comparing: the folder holding the
+copy becomes `…`, this interpreter's path becomes `python3`.
+Commands run without a shell, so the test runs on Windows too: `python3` is this interpreter
+(sys.executable) with -S, since the workspace needs the standard library only and a heavy
+site-packages would otherwise dominate the start-up time; leading `NAME=value` words set
+environment variables; `cd`, `cp`, `rm`, `mv`, `mkdir` and `echo $?` are done here with their POSIX
+meaning (COMMANDS). Every command in SKIPPED is not run (each entry must still appear); any other
+command fails the test, so a document cannot quietly show a command nobody ran.
+Shares with the rest of the suite only tests/support.py (the temporary copy).
+"""
+import difflib
+import glob
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support import ROOT, WorkspaceTestCase
+
+DOCUMENTS = ("README.md", "docs/loop/EXERCISES.md")
+# What the documents' commands create in the workspace: removed from the copy first, in case the checkout
+# holds them from a reader who followed the README there (a fresh ZIP has none of them).
+CREATED_BY_DOCUMENTS = ("my-export", "交作业", "全班.md", "全班.csv")
+# Commands a test cannot run, with the reason; every entry must still appear in a document.
+SKIPPED = {
+    "python3 -m unittest": "the suite itself: running it here would run this test again",
+    "python3 tests/bench_loop.py": "a benchmark that times many runs on purpose (tens of seconds)",
+}
+# Figures that vary from run to run: (pattern, replacement, why). Applied to shown and printed text.
+MASKS = (
+    (r'"python": "\d+\.\d+\.\d+"', '"python": "3.x.y"', "harness.py --check reports this machine's Python"),
+    (r"已用 \d+\.\d+ 秒", "已用 N 秒", "a time budget spent mid-loop: the seconds actually used"),
+    (r"elapsed_seconds（\d+(\.\d+)?）", "elapsed_seconds（N）", "the verifier quotes those seconds"),
+)
+FENCE = re.compile(r"^```\s*([^`\s]*)[^`]*$")
+
+
+class Group:
+    """One `sh` block and the outputs shown for it."""
+
+    def __init__(self, document, line, commands):
+        self.document, self.line, self.commands = document, line, commands
+        self.shown = {}  # "stdout" / "stderr" -> text
+
+
+def fenced_blocks(text):
+    """(info string's first word, content, line number) of every fenced block, in order."""
+    blocks, info, start, content = [], None, 0, []
+    for number, line in enumerate(text.splitlines(), 1):
+        if info is None:
+            match = FENCE.match(line)
+            if match:
+                info, start, content = match.group(1), number, []
+        elif line.strip() == "```":
+            blocks.append((info, "".join(content), start))
+            info = None
+        else:
+            content.append(line + "\n")
+    return blocks
+
+
+def command_groups(document, text):
+    """The `sh` blocks of TEXT, each with its `stdout` / `stderr` block."""
+    groups = []
+    for info, content, line in fenced_blocks(text):
+        if info == "sh":
+            groups.append(Group(document, line, content.splitlines()))
+        elif info in ("stdout", "stderr"):
+            if not groups or info in groups[-1].shown:
+                raise AssertionError(f"{document}:{line}: a `{info}` block needs its own `sh` block before it")
+            groups[-1].shown[info] = content
+    return groups
+
+
+def masked(text):
+    for pattern, replacement, _why in MASKS:
+        text = re.sub(pattern, replacement, text)
+    return text
+
+
+class Shell:
+    """Runs one document's commands in order, keeping the current folder and the last exit code."""
+
+    def __init__(self, cwd):
+        self.cwd, self.code, self.skipped_used, self.ran = Path(cwd), 0, set(), 0
+        # The folder holding the copy, as given and as resolved (macOS: /var -> /private/var): shown as …
+        self.outside = sorted({str(Path(cwd).parent), str(Path(cwd).resolve().parent)}, key=len, reverse=True)
+        # Bytecode goes to a cache beside the copy (not into it): each script is compiled once, not 100 times.
+        self.env = dict(os.environ, PYTHONIOENCODING="utf-8",
+                        PYTHONPYCACHEPREFIX=str(Path(cwd).parent / "pycache"))
+        self.env.pop("PYTHONDONTWRITEBYTECODE", None)
+        for name in ("DEEPSEEK_API_KEY", "DEEPSEEK_BASE_URL", "DEEPSEEK_MODEL", "DEEPSEEK_TIMEOUT"):
+            self.env.pop(name, None)
+
+    def run_group(self, group):
+        """Runs the group's commands; returns (stdout, stderr) of them all."""
+        out, err = [], []
+        for line in group.commands:
+            words = shlex.split(line, comments=True)
+            if not words:
+                continue
+            key = " ".join(words)
+            if key in SKIPPED:
+                self.skipped_used.add(key)
+                continue
+            stdout, stderr = self.run(words, f"{group.document}:{group.line}: {line}")
+            out.append(stdout)
+            err.append(stderr)
+            self.ran += 1
+        return "".join(out), "".join(err)
+
+    def run(self, words, where):
+        env = dict(self.env)
+        while "=" in words[0] and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", words[0]):
+            name, _, value = words.pop(0).partition("=")
+            env[name] = value
+        command, args = words[0], [self.expand(word) for word in words[1:]]
+        args = [item for group in args for item in group]
+        if command == "python3":
+            return self.python(args, env)
+        if command not in COMMANDS:
+            raise AssertionError(f"{where}: the test cannot run `{command}`; add it to COMMANDS or SKIPPED")
+        try:
+            stdout = COMMANDS[command](self, args) or ""
+        except (OSError, ValueError) as exc:
+            raise AssertionError(f"{where}: {exc}") from exc
+        self.code = 0
+        return stdout, ""
+
+    def expand(self, word):
+        """A word with * ? [ is a file pattern, as in the shell (sorted; no match keeps the word)."""
+        if not any(char in word for char in "*?[") or word.startswith("-"):
+            return [word]
+        found = sorted(glob.glob(word, root_dir=self.cwd))
+        return [path.replace(os.sep, "/") for path in found] or [word]
+
+    def python(self, args, env):
+        proc = subprocess.run([sys.executable, "-S", *args], cwd=self.cwd, env=env, capture_output=True,
+                              stdin=subprocess.DEVNULL, timeout=60)  # nothing waits for a keyboard
+        self.code = proc.returncode
+        return self.hide_outside(decoded(proc.stdout)), self.hide_outside(decoded(proc.stderr))
+
+    def hide_outside(self, text):
+        """Paths that differ on every machine: the folder holding the copy, and this interpreter (`python3`)."""
+        for folder in self.outside:
+            text = text.replace(folder, "…")
+        return text.replace(sys.executable, "python3")
+
+    def path(self, name):
+        return self.cwd / name
+
+    def cd(self, args):
+        (folder,) = args
+        target = self.path(folder).resolve()
+        if not target.is_dir():
+            raise ValueError(f"cd: {folder} is not a folder")
+        self.cwd = target
+
+    def cp(self, args):
+        recursive = args[0] in ("-R", "-r")
+        source, target = (self.path(name) for name in args[recursive:])
+        if source.is_dir():
+            if not recursive or target.exists():
+                raise ValueError(f"cp: copy a folder with -R to a new name ({target} exists or -R missing)")
+            shutil.copytree(source, target, symlinks=True)
+        else:
+            shutil.copy2(source, target / source.name if target.is_dir() else target)
+
+    def rm(self, args):
+        recursive = args[0] in ("-r", "-R", "-rf")
+        for name in args[recursive:]:
+            target = self.path(name)
+            if target.is_dir() and not target.is_symlink():
+                if not recursive:
+                    raise ValueError(f"rm: {name} is a folder (use rm -r)")
+                shutil.rmtree(target)
+            else:
+                target.unlink()
+
+    def mv(self, args):
+        source, target = (self.path(name) for name in args)
+        if target.exists():
+            raise ValueError(f"mv: {target} exists; the documents only move to new names")
+        shutil.move(source, target)
+
+    def mkdir(self, args):
+        parents = args[0] == "-p"
+        for name in args[parents:]:
+            self.path(name).mkdir(parents=parents, exist_ok=parents)
+
+    def echo(self, args):
+        if args != ["$?"]:
+            raise ValueError("echo: only `echo $?` (the last exit code) is supported")
+        return f"{self.code}\n"
+
+
+COMMANDS = {"cd": Shell.cd, "cp": Shell.cp, "rm": Shell.rm, "mv": Shell.mv, "mkdir": Shell.mkdir,
+            "echo": Shell.echo}
+
+
+# Windows prints paths with \ (in JSON: \\) where the documents show /: a separator between path characters.
+WINDOWS_SEPARATOR = re.compile(r"(?<=[\w.…-])(\\\\|\\)(?=[\w.-])")
+
+
+def decoded(data):
+    text = data.decode("utf-8", errors="backslashreplace")
+    if os.name == "nt":
+        text = WINDOWS_SEPARATOR.sub("/", text.replace("\r\n", "\n"))
+    return text
+
+
+def difference(shown, printed):
+    return "".join(difflib.unified_diff(shown.splitlines(True), printed.splitlines(True), "shown", "printed"))
+
+
+def mismatches(group, printed):
+    """(stream, shown, printed) for each output shown for GROUP that differs from PRINTED, masked."""
+    return [(stream, masked(shown), masked(printed[stream])) for stream, shown in group.shown.items()
+            if masked(shown) != masked(printed[stream])]
+
+
+def run_and_print(shell, group):
+    return dict(zip(("stdout", "stderr"), shell.run_group(group)))
+
+
+class DocumentsTest(WorkspaceTestCase):
+    def test_every_shown_command_prints_what_is_shown(self):
+        for name in CREATED_BY_DOCUMENTS:
+            leftover = self.root / name
+            shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink(missing_ok=True)
+        shell, compared = Shell(self.root), 0
+        for document in DOCUMENTS:
+            for group in command_groups(document, (ROOT / document).read_text(encoding="utf-8")):
+                printed = run_and_print(shell, group)
+                compared += len(group.shown)
+                self.assertNotIn("Traceback (most recent call last)", printed["stderr"], f"{document}:{group.line}")
+                for stream, shown, actual in mismatches(group, printed):
+                    with self.subTest(document=document, line=group.line, stream=stream):
+                        self.fail(f"\n{document}:{group.line} {stream} differs:\n{difference(shown, actual)}")
+        self.assertEqual(sorted(SKIPPED), sorted(shell.skipped_used), "every SKIPPED command must still be shown")
+        # Both documents are mostly commands with their output: finding few means the convention broke.
+        self.assertGreaterEqual(shell.ran, 50)
+        self.assertGreaterEqual(compared, 40)
+        if os.environ.get("DOCS_TEST_COUNTS"):
+            print(f"\ntest_docs: {shell.ran} commands run, {compared} outputs compared", file=sys.stderr)
+
+    def test_a_changed_line_fails(self):
+        """The comparison can fail: one figure changed in a shown line is a difference."""
+        shown = ("```sh\npython3 harness.py --check\necho $?\n```\n\n```stdout\n"
+                 '{"ready": true, "missing": [], "watched_files": 14, "python": "3.11.7"}\n0\n```\n')
+        shell = Shell(self.root)
+        for text, expected in ((shown, []), (shown.replace(": 14,", ": 15,"), ["stdout"])):
+            (group,) = command_groups("example", text)
+            self.assertEqual([stream for stream, *_ in mismatches(group, run_and_print(shell, group))], expected)
+
+    def test_groups_and_masks(self):
+        text = ("```sh\necho $?  # 上一条命令的退出码\n```\n\n"
+                "```powershell\n$LASTEXITCODE\n```\n\n```stdout\n0\n```\n")
+        (group,) = command_groups("example", text)
+        self.assertEqual((group.commands, group.shown), (["echo $?  # 上一条命令的退出码"], {"stdout": "0\n"}))
+        with self.assertRaises(AssertionError):
+            command_groups("example", "```stdout\n0\n```\n")
+        self.assertEqual(masked("已用 0.012 秒"), masked("已用 3.500 秒"))
+        self.assertNotEqual(masked('"watched_files": 14'), masked('"watched_files": 15'))
