@@ -73,6 +73,9 @@ def clean_question(text):
     question = (text or "").strip()
     if not question:
         raise UsageError("问题不能为空，请写上要问的问题。")
+    if not question.isascii() and any("\ud800" <= char <= "\udfff" for char in question):
+        # bytes the terminal could not decode (or a lone "\ud800" in JSON): no model or note can read them
+        raise UsageError("问题里有无法识别的字符（不是有效的 UTF-8 文字），请检查终端的编码设置后重新输入。")
     if len(question) > MAX_QUESTION_CHARS:
         raise UsageError(f"问题太长（{len(question)} 字），请控制在 {MAX_QUESTION_CHARS} 字以内。")
     return question
@@ -80,15 +83,22 @@ def clean_question(text):
 
 def ask_guarded(model, history, question, max_tokens=None, **options):
     """run_question; a Ctrl-C that lands outside the loop's own guards also ends as 'interrupted'."""
-    from assistant.agent import Limits, Outcome, run_question
+    from assistant.agent import Limits, Outcome, interrupt_cause, run_question
     from assistant.budget import TokenBudget
     from assistant.history import seal_dangling_tool_calls
     try:
         return run_question(model, history, question, limits=Limits(max_tokens=max_tokens), **options)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         seal_dangling_tool_calls(history)
-        return Outcome("interrupted", "已中断：按下了 Ctrl-C，这个问题没有结论。", [], 0,
+        return Outcome("interrupted", f"已中断：{interrupt_cause(exc)}，这个问题没有结论。", [], 0,
                        tokens=TokenBudget(max_tokens))
+    except Exception as exc:  # a defect of ours must still end as one result line, never a traceback
+        from assistant.errors import APIError
+        seal_dangling_tool_calls(history)
+        message = (f"错误：笔记助手内部出错（Python 异常 {type(exc).__name__}），这个问题没有结论。"
+                   "这是程序的缺陷：请把这条信息和所用的命令告诉老师。")
+        return Outcome("api_error", message, [], 0, APIError(message, detail=f"{type(exc).__name__}: {exc}"),
+                       TokenBudget(max_tokens))
 
 
 def outcome_record(outcome, model):
@@ -149,6 +159,10 @@ def command_chat(args):
     say(f"使用模型：{describe_model(model)}")
     budget = f"每个问题的 token 预算 {args.max_tokens}；" if args.max_tokens else ""
     say(f"输入问题后回车。{budget}/reset 清空对话，/quit 退出；Ctrl-C 中断当前回答并回到提示符。")
+    try:  # bytes the terminal cannot decode reach clean_question, which says so, instead of crashing input()
+        sys.stdin.reconfigure(errors="surrogateescape")
+    except (AttributeError, ValueError):
+        pass
     history = []
     while True:
         try:
@@ -340,17 +354,27 @@ def make_server(port=0, offline=False, env=None):
     model_text = html.escape(describe_model(load_model(offline, env)))  # a bad setting stops before binding
 
     class PageHandler(BaseHTTPRequestHandler):
+        timeout = 30  # a client that promised more body than it sends does not hold a thread forever
+
         def do_GET(self):
             respond(self, route_get)
 
         def do_POST(self):
             respond(self, route_post)
 
+        def send_error(self, code, message=None, explain=None):
+            """What http.server itself refuses (bad request line, other methods): the page's JSON error."""
+            self.close_connection = True
+            allowed = "网页只用 GET /、GET /api/search 和 POST /api/ask。"
+            send(self, code, json.dumps({"error": f"无法处理这个请求（HTTP {code}）。{allowed}"},
+                                        ensure_ascii=False).encode("utf-8"), "application/json")
+
         def log_message(self, format, *args):
             say(f"网页：{format % args}")
 
         def log_request(self, code="-", size="-"):
-            say(f"网页：{self.command} {self.path.partition('?')[0]} -> {code}")
+            path = (getattr(self, "path", None) or "").partition("?")[0]  # unset when the request line was bad
+            say(f"网页：{getattr(self, 'command', None) or '?'} {path} -> {code}")
 
     server = ThreadingHTTPServer(("127.0.0.1", port), PageHandler)
     server.daemon_threads = True
@@ -361,10 +385,9 @@ def make_server(port=0, offline=False, env=None):
 
 def respond(handler, route):
     """Send route(handler)'s (status, page text or JSON dict); any failure becomes a JSON error."""
-    import urllib.parse
     host = handler.headers.get("Host") or ""
     try:
-        if urllib.parse.urlsplit("//" + host).hostname not in ("127.0.0.1", "localhost"):
+        if _host_name(host) not in ("127.0.0.1", "localhost"):
             # a DNS name rebound to 127.0.0.1 is another site: it must not use this page
             status, body = 403, {"error": f"只接受本机地址访问（Host：{host or '空'}），请打开 {handler.server.url}"}
         else:
@@ -377,6 +400,15 @@ def respond(handler, route):
     else:
         content_type = "text/html"
     send(handler, status, body.encode("utf-8"), content_type)
+
+
+def _host_name(host):
+    """The name in a Host header, or None when it cannot be read (e.g. "[::1")."""
+    import urllib.parse
+    try:
+        return urllib.parse.urlsplit("//" + host).hostname
+    except ValueError:
+        return None
 
 
 def route_get(handler):
@@ -404,11 +436,21 @@ def route_post(handler):
     length = handler.headers.get("Content-Length") or "0"
     length = int(length) if length.isascii() and length.isdigit() else 0
     if not 0 < length <= 64 * 1024:
-        return 400, {"error": "请求体为空或超过 64 KB。"}
+        return 400, {"error": "请求体必须带 Content-Length，且在 1 字节到 64 KB 之间。"}
     try:
-        body = json.loads(handler.rfile.read(length).decode("utf-8"))
+        raw = handler.rfile.read(length)
+    except OSError:  # the client stopped sending (the handler's timeout) or went away
+        raw = b""
+    if len(raw) < length:
+        handler.close_connection = True
+        return 400, {"error": f"请求体没有发完：Content-Length 写的是 {length} 字节，只收到 {len(raw)} 字节。"}
+    from cli import DuplicateKeyError, loads_strict
+    try:
+        body = loads_strict(raw.decode("utf-8"))
+    except DuplicateKeyError as exc:
+        return 400, {"error": f"请求体里的键 {exc.key!r} 出现了不止一次，请只写一次。"}
     except ValueError:
-        return 400, {"error": "请求体不是合法的 JSON。"}
+        return 400, {"error": "请求体不是合法的 JSON（UTF-8）。"}
     question = body.get("question") if isinstance(body, dict) else None
     return page_ask(question, handler.server.offline, handler.server.env)
 

@@ -22,8 +22,12 @@ digits, "_" or "-") starts from the first request, whatever other runs did befor
 
 Like the real API, and before any mode applies, a request is answered 400 when its JSON is broken,
 when an assistant message's tool calls are not all followed by their tool results before the next
-other message, or when a tool message answers no pending call. This check is the mock's own:
-it must catch the client's mistakes, so it shares no code with the client. A user message that
+other message, when a tool message answers no pending call, when a message's content is not text,
+when call ids repeat in one message, or when max_tokens, tools or stream are not what the API takes.
+A body is read with Content-Length or chunked; too large is 413, shorter than promised 400, not sent
+within READ_TIMEOUT 408; even a broken request line gets a JSON error object, never an HTML page.
+This check is the mock's own: it must catch the client's mistakes, so it shares no code with the
+client. A user message that
 begins with 【循环提醒】 (the app's loop reminder) is not a new question: tool rounds are counted
 past it, and the heed-reminder mode answers once it sees one. Every mode is listed in MODES (and
 in --help and docs/assistant/DESIGN.md with what `ask --json` ends with).
@@ -44,6 +48,8 @@ DEFAULT_SLOW_SECONDS = 5.0
 DEFAULT_TRICKLE_SECONDS = 1.0
 COMPLETION_TOKENS = 16
 MAX_BODY_BYTES = 8 * 1024 * 1024
+MAX_COMPLETION_TOKENS = 8192  # the real API's range for max_tokens is [1, 8192]
+READ_TIMEOUT = 10.0  # a client that promised more body than it sends does not hold a thread forever
 SESSION_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 RATE_LIMITED = "Rate limit reached for requests"
 ANSWER = "（mock）这是模拟模型的回答：RAG 先检索相关段落，再把段落交给模型生成回答。"
@@ -214,6 +220,9 @@ def request_problem(body):
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         return "Missing required parameter: 'messages' (a non-empty array)"
+    problem = _parameters_problem(body)
+    if problem:
+        return problem
     pending = set()
     for index, message in enumerate(messages):
         if not isinstance(message, dict):
@@ -231,6 +240,9 @@ def request_problem(body):
             return UNANSWERED_CALLS
         if role not in ("system", "user", "assistant"):
             return f"messages[{index}].role must be one of system, user, assistant, tool"
+        problem = _content_problem(message, index)
+        if problem:
+            return problem
         if role == "assistant":
             calls = message.get("tool_calls") or []
             problem = _tool_calls_problem(calls, index)
@@ -238,6 +250,33 @@ def request_problem(body):
                 return problem
             pending = {call["id"] for call in calls}
     return UNANSWERED_CALLS if pending else None
+
+
+def _parameters_problem(body):
+    """The request's other parameters, as the real API checks them."""
+    max_tokens = body.get("max_tokens")
+    if max_tokens is not None and (not isinstance(max_tokens, int) or isinstance(max_tokens, bool)
+                                   or not 1 <= max_tokens <= MAX_COMPLETION_TOKENS):
+        return f"Invalid max_tokens value, the valid range of max_tokens is [1, {MAX_COMPLETION_TOKENS}]"
+    tools = body.get("tools")
+    if tools is not None and not (isinstance(tools, list) and all(
+            isinstance(tool, dict) and isinstance(tool.get("function"), dict)
+            and isinstance(tool["function"].get("name"), str) for tool in tools)):
+        return "tools must be an array of {\"type\": \"function\", \"function\": {\"name\": ...}}"
+    if body.get("stream") not in (None, False):
+        return "This mock does not stream: send \"stream\": false (or leave it out)"
+    return None
+
+
+def _content_problem(message, index):
+    """user/system: text or a list of parts; assistant: text, or null when it calls tools."""
+    content = message.get("content")
+    if isinstance(content, str) or (message.get("role") == "assistant" and content is None):
+        return None
+    if message.get("role") != "assistant" and isinstance(content, list) and content and all(
+            isinstance(part, dict) and isinstance(part.get("type"), str) for part in content):
+        return None
+    return f"messages[{index}].content must be a string"
 
 
 def _tool_calls_problem(calls, index):
@@ -249,6 +288,9 @@ def _tool_calls_problem(calls, index):
                 and isinstance(function.get("name"), str)
                 and isinstance(function.get("arguments"), str)):
             return f"messages[{index}].tool_calls: each call needs an id and a function name and arguments"
+    ids = [call["id"] for call in calls]
+    if len(set(ids)) < len(ids):
+        return f"messages[{index}].tool_calls: duplicate tool_call id"
     return None
 
 
@@ -341,6 +383,7 @@ def _new_session(mode, session):
 
 class MockHandler(BaseHTTPRequestHandler):
     server_version = "MockModel/1"
+    timeout = READ_TIMEOUT
 
     def log_message(self, format, *args):  # one line per request is written by do_POST instead
         pass
@@ -363,12 +406,16 @@ class MockHandler(BaseHTTPRequestHandler):
         if not self._known(mode, session):
             return None
         mode = mode or self.server.default_mode
-        raw = self._read_body()
+        raw, refusal = self._read_body()
         header = self.headers.get("x-stainless-retry-count", "")
         retry_count = int(header) if header.isdigit() else None
         number, n, gap = self.server.count(mode, session, retry_count, len(raw))
         self._session = session
-        status, headers, payload, rejected, delivery = self._reply(mode, n, raw, number)
+        if refusal:  # the body itself could not be taken: too large, cut short, not readable
+            self.close_connection = True
+            status, headers, payload, rejected, delivery = (*refusal, 1, None)
+        else:
+            status, headers, payload, rejected, delivery = self._reply(mode, n, raw, number)
         delay = self.server.slow_seconds if status == 200 and mode == "slow" else 0
         if self.server.log:
             gap_text = "" if gap is None else f"，距上次 {gap:.2f} 秒"
@@ -386,7 +433,13 @@ class MockHandler(BaseHTTPRequestHandler):
         self._send(405, {"error": {"message": f"不支持 {self.command}：只有 POST {{基础 URL}}/chat/completions "
                                               "和 GET /ping、{基础 URL}/stats", "type": "invalid_request_error"}})
 
-    do_PUT = do_DELETE = do_PATCH = _method_not_allowed
+    do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _method_not_allowed
+
+    def send_error(self, code, message=None, explain=None):
+        """What http.server itself refuses (a bad request line, an unknown method, huge headers): a JSON error too."""
+        self.close_connection = True
+        reason = message or self.responses.get(code, ("HTTP error",))[0]
+        self._send(code, {"error": {"message": reason, "type": "invalid_request_error"}})
 
     def _known(self, mode, session):
         """True for a known mode and a valid session name; else answers 404 and returns False."""
@@ -400,11 +453,39 @@ class MockHandler(BaseHTTPRequestHandler):
         return False
 
     def _read_body(self):
+        """(body, None), or (what was read, the error reply) when the body is too large, cut short or unreadable."""
         try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            length = 0
-        return self.rfile.read(min(max(length, 0), MAX_BODY_BYTES))
+            if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+                return self._read_chunks()
+            declared = (self.headers.get("Content-Length") or "0").strip()
+            if not declared.isdigit():
+                return b"", _error(400, f"Invalid Content-Length: {declared!r}", "invalid_request_error")
+            if int(declared) > MAX_BODY_BYTES:
+                return b"", _error(413, f"Request body larger than {MAX_BODY_BYTES} bytes", "invalid_request_error")
+            raw = self.rfile.read(int(declared))
+        except OSError:  # the client stopped sending (READ_TIMEOUT) or went away
+            return b"", _error(408, "Request body not received in time", "invalid_request_error")
+        if len(raw) < int(declared):
+            return raw, _error(400, "Request body shorter than its Content-Length", "invalid_request_error")
+        return raw, None
+
+    def _read_chunks(self):
+        """A chunked request body (Transfer-Encoding: chunked), within MAX_BODY_BYTES."""
+        chunks, size = [], 0
+        while True:
+            try:
+                length = int(self.rfile.readline(1024).split(b";")[0].strip(), 16)
+            except ValueError:
+                return b"".join(chunks), _error(400, "Malformed chunked request body", "invalid_request_error")
+            size += length
+            if size > MAX_BODY_BYTES:
+                return b"", _error(413, f"Request body larger than {MAX_BODY_BYTES} bytes", "invalid_request_error")
+            if length == 0:
+                while self.rfile.readline(1024).strip():
+                    pass  # trailers
+                return b"".join(chunks), None
+            chunks.append(self.rfile.read(length))
+            self.rfile.readline(8)  # the CRLF after the chunk
 
     def _reply(self, mode, n, raw, number):
         """(status, headers, JSON payload, rejected 0/1, delivery) for request `number` of this session."""
@@ -445,8 +526,8 @@ class MockHandler(BaseHTTPRequestHandler):
                 self.close_connection = True
             self.end_headers()
             self.wfile.write(data[:len(data) // 2] if delivery == "cut-off" else data)
-        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
-            pass  # the client gave up (Ctrl-C, timeout): nobody is left to answer
+        except OSError:
+            pass  # the client gave up (Ctrl-C, timeout) or stopped reading: nobody is left to answer
         return None
 
     def _trickle(self, status, data, headers):

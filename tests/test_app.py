@@ -111,6 +111,16 @@ class AskOfflineTest(WorkspaceTestCase):
         self.assertIn("/oops", stderr)
         self.assertNoTraceback(stderr)
 
+    def test_chat_skips_a_line_that_is_not_utf8_and_goes_on(self):
+        env = {key: value for key, value in os.environ.items() if key != "DEEPSEEK_API_KEY"}
+        proc = subprocess.run([sys.executable, str(self.root / "project" / "app.py"), "chat"],
+                              input=b"\xff\xfe RAG\n/quit\n", capture_output=True, timeout=30,
+                              env=dict(env, PYTHONIOENCODING="utf-8"))
+        stderr = proc.stderr.decode("utf-8")
+        self.assertEqual(proc.returncode, 0, stderr)
+        self.assertIn("无法识别的字符", stderr)
+        self.assertNoTraceback(stderr)
+
     def test_chat_ends_at_end_of_input(self):
         code, _, stderr = self.run_app("chat", stdin="")
         self.assertEqual(code, 0)
@@ -217,6 +227,40 @@ class FakeModel:
         return {"finish_reason": "stop", "message": {"role": "assistant", "content": "好的"}}
 
 
+class BrokenModel:
+    """A model whose request fails in a way nobody planned for."""
+
+    name, offline, requests, base_url = "broken", False, 1, "http://127.0.0.1:9"
+
+    def complete(self, messages, tools, budget=None):
+        raise RuntimeError("a defect")
+
+
+class NoTracebackTest(unittest.TestCase):
+    def run_main(self, *argv, model=None):
+        out, err = io.StringIO(), io.StringIO()
+        with patching.patch.object(app, "load_model", return_value=model or BrokenModel()), \
+                contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = app.main(list(argv))
+        return code, out.getvalue(), err.getvalue()
+
+    def test_an_unplanned_failure_still_ends_as_one_json_line(self):
+        code, stdout, stderr = self.run_main("ask", "--json", QUESTION)
+        lines = stdout.splitlines()
+        self.assertEqual((code, len(lines)), (1, 1))
+        result = json.loads(lines[0])
+        self.assertEqual(result["stop"], "api_error")
+        self.assertIn("内部出错", result["answer"])
+        self.assertIn("RuntimeError: a defect", result["error"])
+
+    def test_a_question_that_is_not_valid_unicode_is_refused_in_chinese(self):
+        for question in ("问\udcff", "\ud800"):  # undecodable argv bytes; a lone "\ud800" from JSON
+            with self.subTest(question=question):
+                code, stdout, stderr = self.run_main("ask", "--json", question)
+                self.assertEqual((code, stdout), (2, ""))
+                self.assertIn("无法识别的字符", stderr)
+
+
 class ChatInterruptTest(unittest.TestCase):
     def test_ctrl_c_returns_to_the_prompt_and_the_next_request_is_valid(self):
         model = FakeModel()
@@ -286,6 +330,37 @@ class ServeTest(unittest.TestCase):
                      (self.fetch(url, host="evil.example:80"), 403, "evil.example")]
         for (status, body), expected_status, named in cases:
             with self.subTest(expected_status=expected_status):
+                self.assertEqual(status, expected_status)
+                self.assertIn(named, body["error"])
+        self.assertNotIn("Traceback", log.getvalue())
+
+    def raw(self, url, request, close_write=False):
+        """(status, JSON body) of raw bytes sent to the page's server."""
+        port = int(url.rstrip("/").rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            sock.sendall(request)
+            if close_write:
+                sock.shutdown(socket.SHUT_WR)
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+        head, _, body = answer.partition(b"\r\n\r\n")
+        return (int(head.split()[1]), json.loads(body)) if head.startswith(b"HTTP/") else (None, json.loads(answer))
+
+    def test_odd_requests_get_chinese_json_and_the_terminal_no_traceback(self):
+        def post(body, length=None, host="127.0.0.1"):
+            return (f"POST /api/ask HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+                    f"Content-Length: {len(body) if length is None else length}\r\n\r\n").encode() + body
+        with contextlib.redirect_stderr(io.StringIO()) as log:
+            url = self.start(offline=True)
+            cases = [(self.raw(url, b"GARBAGE\r\n\r\n"), None, "无法处理"),
+                     (self.raw(url, b"DELETE / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"), 501, "POST /api/ask"),
+                     (self.raw(url, post(b'{"question": "a"}', host="[::1")), 403, "[::1"),
+                     (self.raw(url, post(b'{"question": "a", "question": "b"}')), 400, "'question'"),
+                     (self.raw(url, post(b'{"question": "a"}', length=99), close_write=True), 400, "99"),
+                     (self.raw(url, post(b'{"question": "\\ud800"}')), 400, "无法识别的字符")]
+        for (status, body), expected_status, named in cases:
+            with self.subTest(named=named):
                 self.assertEqual(status, expected_status)
                 self.assertIn(named, body["error"])
         self.assertNotIn("Traceback", log.getvalue())

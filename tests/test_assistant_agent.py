@@ -239,6 +239,15 @@ class ApiFailuresAndInterrupts(LoopTestCase):
         outcome = self.ask(ScriptedModel(KeyboardInterrupt()))
         self.assertEqual(outcome.stop, "interrupted")
         self.assertEqual(self.history, [{"role": "user", "content": "问题"}])
+        self.assertIn("Ctrl-C", outcome.answer)
+
+    def test_a_termination_signal_is_not_called_ctrl_c(self):
+        class Terminated(KeyboardInterrupt):  # what the workspace's cli raises on SIGTERM / SIGHUP
+            pass
+        outcome = self.ask(ScriptedModel(Terminated()))
+        self.assertEqual(outcome.stop, "interrupted")
+        self.assertIn("终止信号", outcome.answer)
+        self.assertNotIn("Ctrl-C", outcome.answer)
 
     def test_ctrl_c_during_a_tool_gives_every_call_a_result(self):
         model = ScriptedModel(calls(call("list_notes", {}, "c1"), call("search_notes", {"query": "a"}, "c2"),

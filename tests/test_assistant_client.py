@@ -139,6 +139,9 @@ class ScriptedHandler(http.server.BaseHTTPRequestHandler):
             return
         if status in ("trickle", "cut"):
             return self.deliver_badly(status, json.dumps(OK_BODY).encode("utf-8"))
+        if status in ("raw", "raw-trickle", "raw-slow-body"):  # PAYLOAD: the whole response as bytes
+            start = {"raw": len(payload), "raw-trickle": 0, "raw-slow-body": payload.find(b"\r\n\r\n") + 4}[status]
+            return self.deliver_raw(payload, trickle_from=start)
         # a str is sent as it is (a broken or HTML body); anything else as JSON
         data = (payload if isinstance(payload, str) else json.dumps(payload)).encode("utf-8")
         self.send_response(status)
@@ -163,6 +166,20 @@ class ScriptedHandler(http.server.BaseHTTPRequestHandler):
                 self.wfile.write(whole[index:index + 1])
         except OSError:
             return None  # the client gave up, as it should
+
+    def deliver_raw(self, whole, trickle_from):
+        """Bytes another server might send (broken HTTP included), then hang up; from TRICKLE_FROM on,
+        one byte per 50 ms."""
+        self.close_connection = True
+        try:
+            self.wfile.write(whole[:trickle_from])
+            for index in range(trickle_from, len(whole)):
+                if self.server.release.wait(0.05):
+                    return None
+                self.wfile.write(whole[index:index + 1])
+        except OSError:
+            return None  # the client gave up, as it should
+        return None
 
     def log_message(self, *args):
         pass
@@ -405,7 +422,117 @@ class FaultsOfRealServers(LoopbackCase):
                                                  "finish_reason": "stop"})
 
 
+def http_bytes(body, head="HTTP/1.1 200 OK", **headers):
+    """A raw HTTP response: HEAD line, the given headers (underscores become dashes), then BODY."""
+    lines = [head, *(f"{name.replace('_', '-')}: {value}" for name, value in headers.items())]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+
+class OtherServers(LoopbackCase):
+    """Faults of servers nobody here wrote: each class of fault, its retry rule and its Chinese sentence."""
+
+    OK_BYTES = json.dumps(OK_BODY).encode("utf-8")
+
+    def test_a_response_trickling_past_the_deadline_is_a_timeout_not_what_arrived_so_far(self):
+        slow_headers = http_bytes(b"", X_Padding="a" * 200)
+        slow_page = http_bytes(b"<html>" + b"a" * 200, "HTTP/1.0 200 OK")  # no length: it ends when the socket does
+        for how, whole in (("raw-trickle", slow_headers), ("raw-slow-body", slow_page)):
+            with self.subTest(how=how):
+                chat = self.make(self.serve((how, {}, whole), (how, {}, whole)), timeout=0.1, max_retries=1)
+                with self.assertRaises(errors.APITimeoutError) as caught:
+                    chat.complete([], [])
+                self.assertEqual(chat.requests, 2)
+                self.assertIn("0.1 秒内没有收到完整回应", errors.describe_api_error(caught.exception))
+
+    def test_a_response_cut_inside_its_headers_or_body_is_incomplete_and_retried(self):
+        for name, cut in (("headers", b"HTTP/1.1 200 OK\r\nContent-Ty"),
+                          ("close-delimited JSON", http_bytes(self.OK_BYTES[:-15], "HTTP/1.0 200 OK")),
+                          ("chunk", http_bytes(b"40\r\n" + self.OK_BYTES[:20], Transfer_Encoding="chunked"))):
+            with self.subTest(cut=name):
+                chat = self.make(self.serve(*[("raw", {}, cut)] * 3))
+                with self.assertRaises(errors.IncompleteResponseError) as caught:
+                    chat.complete([], [])
+                self.assertEqual(chat.requests, 3)
+                self.assertIn("回应不完整", errors.describe_api_error(caught.exception))
+
+    def test_whole_answers_in_other_framings_are_read(self):
+        import gzip
+        for name, whole in (("close-delimited", http_bytes(self.OK_BYTES, "HTTP/1.0 200 OK")),
+                            ("gzip", http_bytes(gzip.compress(self.OK_BYTES), Content_Encoding="gzip",
+                                                Content_Length=len(gzip.compress(self.OK_BYTES)))),
+                            ("text/plain", http_bytes(self.OK_BYTES, Content_Type="text/plain",
+                                                      Content_Length=len(self.OK_BYTES)))):
+            with self.subTest(framing=name):
+                chat = self.make(self.serve(("raw", {}, whole)))
+                self.assertEqual(chat.complete([], [])["message"]["content"], "你好")
+
+    def test_a_2xx_that_is_not_json_says_what_it_looks_like_and_is_not_retried(self):
+        stream = 'data: {"choices": [{"delta": {"content": "你"}}]}\n\ndata: [DONE]\n\n'
+        for body, phrase in ((stream, "流式回应（SSE）"), ("<html><body>hi</body></html>", "HTML 页面"),
+                             ("", "正文是空的"), ("Service OK", "开头是“Service OK”")):
+            with self.subTest(phrase=phrase):
+                chat = self.make(self.serve((200, {}, body)))
+                with self.assertRaises(errors.ReplyError) as caught:
+                    chat.complete([], [])
+                self.assertEqual(chat.requests, 1)
+                self.assertIn(phrase, errors.describe_api_error(caught.exception))
+        import gzip
+        bomb = gzip.compress(b" " * (17 * 1024 * 1024))  # 17 KB that inflate past the 16 MB cap
+        for coding, body, phrase in (("br", b"\x0b\x02\x80", "Content-Encoding: br"),
+                                     ("gzip", bomb, "解压后超过 16 MB")):
+            with self.subTest(coding=coding):
+                chat = self.make(self.serve(("raw", {}, http_bytes(body, Content_Encoding=coding,
+                                                                   Content_Length=len(body)))))
+                with self.assertRaises(errors.ReplyError) as caught:
+                    chat.complete([], [])
+                self.assertIn(phrase, errors.describe_api_error(caught.exception))
+
+    def test_text_that_is_not_valid_unicode_is_sent_back_escaped_not_a_crash(self):
+        chat = self.make(self.serve((200, {}, OK_BODY)))
+        chat.complete([{"role": "user", "content": "问\ud800"}], [])  # e.g. a model's "\ud800" sent back
+        self.assertEqual(self.server.received[0]["body"]["messages"][-1]["content"], "问\ud800")
+
+    def test_the_servers_words_in_other_error_shapes(self):
+        from assistant.transport import Reply
+        for body, words in ((b'{"detail": "Model not found"}', "Model not found"),
+                            (b'{"error": {"code": 42}}', '{"error": {"code": 42}}'),
+                            (b"upstream connect error", "upstream connect error"), (b"null", "HTTP 404")):
+            with self.subTest(body=body):
+                self.assertEqual(client.error_message(Reply(404, {}, body)), words)
+
+    def test_context_length_in_other_words_or_only_in_a_code(self):
+        for body in ({"error": {"message": "prompt is too long: 210000 tokens > 200000 maximum"}},
+                     {"error": {"message": "Input is too long for requested model."}},
+                     {"error": {"message": "the request exceeds the available context size"}},
+                     {"error": {"message": "Invalid request", "code": "context_length_exceeded"}}):
+            with self.subTest(body=body):
+                chat = self.make(self.serve((400, {}, body)))
+                with self.assertRaises(errors.ContextLengthError):
+                    chat.complete([], [])
+                self.assertEqual(chat.requests, 1)
+        chat = self.make(self.serve((400, {}, {"error": {"message": "Invalid max_tokens value, [1, 8192]"}})))
+        with self.assertRaises(errors.BadRequestError) as caught:
+            chat.complete([], [])
+        self.assertNotIsInstance(caught.exception, errors.ContextLengthError)
+
+
 class TokenCharging(LoopbackCase):
+    def test_a_usage_above_the_requests_bound_is_not_believed(self):
+        budget = TokenBudget(10 ** 6)
+        huge = {**OK_BODY, "usage": {"total_tokens": 10 ** 12}}
+        chat = self.make(self.serve((200, {}, huge)))
+        chat.complete([{"role": "user", "content": "问"}], [], budget)
+        bound = int(self.server.received[0]["headers"]["content-length"]) + DEFAULT_MAX_TOKENS
+        self.assertEqual(budget.record(), {"used": bound, "estimated": True, "budget": 10 ** 6})
+
+    def test_a_2xx_that_cannot_be_read_counts_its_bound(self):
+        budget = TokenBudget()
+        chat = self.make(self.serve((200, {}, "<html>busy</html>")))
+        with self.assertRaises(errors.ReplyError):
+            chat.complete([{"role": "user", "content": "问"}], [], budget)
+        bound = int(self.server.received[0]["headers"]["content-length"]) + DEFAULT_MAX_TOKENS
+        self.assertEqual((budget.used, budget.estimated), (bound, True))
+
     def test_every_request_sends_max_tokens_and_is_charged_what_the_server_counted(self):
         budget = TokenBudget()
         chat = self.make(self.serve(error(429), (200, {}, OK_BODY)))

@@ -52,6 +52,24 @@ class RequestProblemTest(unittest.TestCase):
         self.assertIn("JSON object", mock_model.request_problem([USER]))
         self.assertIn("id", self.problem(USER, {"role": "assistant", "tool_calls": [{"type": "function"}]}))
 
+    def test_what_else_the_real_api_rejects(self):
+        def problem(**body):
+            return mock_model.request_problem({"model": "m", "messages": [USER], **body})
+        for bad in ({"max_tokens": "abc"}, {"max_tokens": 0}, {"max_tokens": 8193}, {"max_tokens": True}):
+            with self.subTest(body=bad):
+                self.assertIn("max_tokens", problem(**bad))
+        self.assertIsNone(problem(max_tokens=2048))
+        self.assertIn("tools", problem(tools="list_notes"))
+        self.assertIn("stream", problem(stream=True))
+        for content in (5, None, []):
+            with self.subTest(content=content):
+                self.assertIn("content", self.problem({"role": "user", "content": content}))
+        self.assertIsNone(self.problem({"role": "user", "content": [{"type": "text", "text": "RAG"}]}))
+        self.assertIsNone(self.problem(USER, {"role": "assistant", "content": None, "tool_calls": [call("a")]},
+                                       answered("a")))
+        self.assertIn("duplicate", self.problem(USER, {"role": "assistant", "content": "",
+                                                       "tool_calls": [call("a"), call("a")]}, answered("a")))
+
 
 class MockServerTest(unittest.TestCase):
     def setUp(self):
@@ -205,6 +223,63 @@ class MockServerTest(unittest.TestCase):
                 self.assertEqual(caught.exception.code, 405)
                 self.assertEqual(json.loads(caught.exception.read())["error"]["type"], "invalid_request_error")
         self.assertEqual(self.get("/stats")["total"], 0)
+
+
+class MockAsAnotherClientSeesIt(unittest.TestCase):
+    """Raw HTTP a client nobody here wrote may send: every answer is an HTTP response with a JSON error object."""
+
+    def setUp(self):
+        self.mock = mock_model.MockServer(0, "plain").start()
+        self.addCleanup(self.mock.stop)
+
+    def send(self, head, body=b"", close_write=False):
+        """(status, JSON body) of the raw request HEAD (lines without the blank line) + BODY."""
+        import socket
+        with socket.create_connection(("127.0.0.1", self.mock.server_address[1]), timeout=5) as sock:
+            sock.sendall(head.encode("latin-1") + b"\r\n\r\n" + body)
+            if close_write:
+                sock.shutdown(socket.SHUT_WR)  # the client sent less than it promised, and stops
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+        status_line, _, rest = answer.partition(b"\r\n")
+        status = int(status_line.split()[1]) if status_line.startswith(b"HTTP/") else None
+        return status, json.loads(rest.partition(b"\r\n\r\n")[2] if status else answer)
+
+    def post(self, body, **headers):
+        fields = {"Host": "127.0.0.1", "Authorization": "Bearer t", "Content-Type": "application/json", **headers}
+        lines = ["POST /chat/completions HTTP/1.1", *(f"{key.replace('_', '-')}: {value}"
+                                                      for key, value in fields.items())]
+        return lines, body
+
+    def test_bodies_the_server_cannot_take_get_an_error_object_and_are_counted(self):
+        whole = json.dumps({"model": "m", "messages": [USER]}).encode("utf-8")
+        cases = [(self.post(b"", Content_Length="9" * 9), 413, "larger"),
+                 (self.post(whole, Content_Length="abc"), 400, "Content-Length"),
+                 (self.post(whole[:10], Content_Length=len(whole)), 400, "shorter")]
+        for (lines, body), status, words in cases:
+            with self.subTest(words=words):
+                answer = self.send("\r\n".join(lines), body, close_write=True)
+                self.assertEqual(answer[0], status)
+                self.assertIn(words, answer[1]["error"]["message"])
+        session = self.mock.stats()["session"]
+        self.assertEqual((session["requests"], session["rejected"]), (3, 3))
+
+    def test_a_chunked_body_is_read_like_the_real_api(self):
+        whole = json.dumps({"model": "m", "messages": [USER]}).encode("utf-8")
+        lines, body = self.post(b"%x\r\n%s\r\n0\r\n\r\n" % (len(whole), whole), Transfer_Encoding="chunked")
+        status, answer = self.send("\r\n".join(lines), body)
+        self.assertEqual(status, 200)
+        self.assertIn("RAG", answer["choices"][0]["message"]["content"])
+
+    def test_broken_http_and_other_methods_get_json_not_an_html_page(self):
+        for head, status in (("HELLO", None), ("HEAD /chat/completions HTTP/1.1\r\nHost: x", 405),
+                             ("OPTIONS /chat/completions HTTP/1.1\r\nHost: x", 405)):
+            with self.subTest(head=head):
+                answer = self.send(head)
+                self.assertEqual(answer[0], status)
+                self.assertIn("message", answer[1]["error"])
+        self.assertEqual(self.mock.stats()["total"], 0)
 
 
 class MockCommandTest(WorkspaceTestCase):

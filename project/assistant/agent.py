@@ -140,15 +140,20 @@ def ask_model(state):
     except APIError as exc:
         reason = "context_full" if isinstance(exc, ContextLengthError) else "api_error"
         return state.stop(reason, describe_api_error(exc, chat=state.chat), exc)
-    except KeyboardInterrupt:
-        return state.stop("interrupted", f"已中断：等待模型回应时按下了 Ctrl-C，这个问题没有结论。{state.next_step()}")
+    except KeyboardInterrupt as exc:
+        return state.stop("interrupted", f"已中断：等待模型回应时{interrupt_cause(exc)}，这个问题没有结论。{state.next_step()}")
+
+
+def interrupt_cause(exc) -> str:
+    """Ctrl-C, or a termination signal (the workspace's cli raises a KeyboardInterrupt subclass for SIGTERM/SIGHUP)."""
+    return "按下了 Ctrl-C" if type(exc) is KeyboardInterrupt else "收到了终止信号（SIGTERM 或 SIGHUP）"
 
 
 def _budget_message(state, exc):
     budget = exc.budget
     used = f"{budget.used}{'（含估计值）' if budget.estimated else ''}"
     return (f"已停止：这个问题的 token 预算是 {budget.limit}，已用 {used}，下一次请求最多可能用 {exc.bound}"
-            f"（请求体 + max_tokens），超出了预算，所以没有发送。可以用 --max-tokens 调大预算，或{state.start_over()}")
+            f"（请求体 + max_tokens），超出了预算，所以没有发送。可以用 --max-tokens 调大预算；也{state.start_over()}")
 
 
 def check_finish_reason(state, choice):

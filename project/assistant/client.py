@@ -47,7 +47,7 @@ class ChatClient:
 
     def complete(self, messages: list, tools: list, budget: TokenBudget = None) -> dict:
         """choices[0]; the errors.APIError subclass once retries are used up; BudgetExceeded unsent."""
-        body = json.dumps(self._payload(messages, tools), ensure_ascii=False).encode("utf-8")
+        body = _encoded(self._payload(messages, tools))
         budget = budget if budget is not None else TokenBudget()
         bound = len(body) + self.max_tokens
         retries = 0
@@ -92,8 +92,13 @@ class ChatClient:
                 budget.charge(bound, estimated=True)
             raise
         if not 200 <= reply.status < 300:  # an error reply generated nothing
-            raise errors.status_error(reply.status, error_message(reply), reply.headers)
-        data = _decode(reply.body)
+            raise errors.status_error(reply.status, error_message(reply), reply.headers,
+                                      reply.body.decode("utf-8", errors="replace"))
+        try:
+            data = _decode(reply)
+        except errors.APIError:  # a 2xx may have been generated and billed: unknown use is not zero
+            budget.charge(bound, estimated=True)
+            raise
         self._charge(data, budget, bound)
         return parse_choice(data)
 
@@ -104,22 +109,50 @@ class ChatClient:
             if _count(usage.get(key)) is not None:
                 self.usage[key] += usage[key]
         total = _count(usage.get("total_tokens"))
-        if total is None:
+        if total is None or total > bound:  # above the bound is not a count the server can have made
             budget.charge(bound, estimated=True)
         else:
             budget.charge(total)
+
+
+def _encoded(payload) -> bytes:
+    """The request body as UTF-8 JSON; text that is not valid Unicode (a lone surrogate a server sent
+    as "\\ud800", or bytes a terminal could not decode) goes as JSON's own \\u escapes instead of crashing."""
+    try:
+        return json.dumps(payload, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(payload).encode("ascii")
 
 
 def _count(value):
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
-def _decode(raw):
+def _decode(reply):
+    """The JSON of a 2xx body; a body the closing connection cut short is an incomplete response."""
     try:
-        return json.loads(raw.decode("utf-8-sig"))
-    except ValueError:  # UnicodeDecodeError is one too
-        # no headers passed on: a 2xx is never retried, whatever x-should-retry says
-        raise errors.ReplyError(f"回应不是 JSON（{len(raw)} 字节）", 200) from None
+        return json.loads(reply.body.decode("utf-8-sig"))
+    except json.JSONDecodeError as exc:
+        # only the connection closing ended this body: JSON that breaks off was most likely cut there
+        if reply.ended_by_close and exc.doc.lstrip()[:1] in ("{", "["):
+            raise errors.IncompleteResponseError("回应正文在连接关闭时还没有结束", detail=f"JSONDecodeError: {exc}") from None
+    except ValueError:  # UnicodeDecodeError
+        pass
+    # no headers passed on: a 2xx is never retried, whatever x-should-retry says
+    raise errors.ReplyError(f"回应不是 JSON：{_looks_like(reply)}", 200)
+
+
+def _looks_like(reply):
+    """What a body that is not JSON looks like, in a few Chinese words (with its first characters)."""
+    text = reply.body.decode("utf-8", errors="replace").strip()
+    if not text:
+        return "正文是空的"
+    if text[:1] == "<":
+        return f"是一个 HTML 页面（{len(reply.body)} 字节），不是模型服务的回应"
+    if "event-stream" in reply.headers.get("content-type", "") or text.startswith(("data:", "event:")):
+        return "服务端发来的是流式回应（SSE），而请求要的是一次性回应（stream: false）"
+    preview = " ".join(text[:60].split())
+    return f"{len(reply.body)} 字节，开头是“{preview}”"
 
 
 def parse_choice(data) -> dict:
@@ -166,7 +199,9 @@ def _message_problem(message):
 
 def _server_words(error):
     """The message of an OpenAI-shaped error object ({"message": ...}), or the error itself as text."""
-    message = error.get("message") if isinstance(error, dict) else error
+    if isinstance(error, dict):  # OpenAI's "message"; FastAPI-style servers say "detail", others "msg"
+        error = next((error[key] for key in ("message", "detail", "msg") if error.get(key)), None)
+    message = error
     if message is None:
         return ""
     if not isinstance(message, str):
@@ -183,5 +218,7 @@ def error_message(reply) -> str:
         data = json.loads(raw)
         message = _server_words(data.get("error", data) if isinstance(data, dict) else data)
     except ValueError:
-        message = raw.strip()[:500]
+        data, message = raw, ""
+    if not message and data not in (None, {}, [], ""):  # no field we know: the body itself is the server's words
+        message = " ".join(raw.split())[:500]
     return message or f"HTTP {reply.status}"

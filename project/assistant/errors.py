@@ -98,12 +98,20 @@ _STATUS_CLASSES = {400: BadRequestError, 401: AuthenticationError, 402: Insuffic
                    429: RateLimitError, 503: OverloadedError, 529: OverloadedError}
 
 
-def status_error(status, message, headers=None) -> APIStatusError:
-    """The most specific APIStatusError subclass for an HTTP error response."""
+# how servers say "the conversation is longer than the model's context", in their own words
+CONTEXT_WORDS = ("context length", "context_length", "context window", "context size", "maximum context",
+                 "prompt is too long", "input is too long", "input length", "input token count", "too many tokens",
+                 "token limit", "maximum number of tokens", "reduce the length", "上下文长度", "超过最大长度")
+
+
+def status_error(status, message, headers=None, raw="") -> APIStatusError:
+    """The most specific APIStatusError subclass for an HTTP error response.
+
+    RAW is the whole body: a server may put "context_length_exceeded" in a `code` field only.
+    """
     cls = _STATUS_CLASSES.get(status) or (InternalServerError if status >= 500 else APIStatusError)
-    lowered = message.casefold()
-    if cls is BadRequestError and ("maximum context length" in lowered
-                                   or "context_length_exceeded" in lowered):
+    lowered = f"{message} {raw}".casefold()
+    if cls is BadRequestError and any(words in lowered for words in CONTEXT_WORDS):
         cls = ContextLengthError
     return cls(message, status, headers)
 

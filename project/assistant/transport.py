@@ -12,6 +12,9 @@ forever), so a watchdog timer shuts the socket down when the attempt's time is u
 socket's own timeout is the time left. Name resolution (DNS) happens before there is a socket
 and cannot be bounded portably: it stays outside the deadline. Redirects are not followed (a
 POST must not silently become a GET elsewhere). Loopback addresses never go through a proxy.
+Once the watchdog has shut the socket, whatever arrived is not the answer: the attempt is a timeout.
+A gzip or deflate body is inflated (within MAX_BODY_BYTES); `Reply.ended_by_close` says when only
+the connection closing ended the body, so the client can tell a cut-off JSON from a complete one.
 Shared with: `client` (calls `post_json`, reads `Attempt.connected`), `errors` (the classes).
 """
 import functools
@@ -24,11 +27,16 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import zlib
 from dataclasses import dataclass, field
 
 from . import errors
 
 MAX_BODY_BYTES = 16 * 1024 * 1024  # a completion is a few KB; more than this is not an answer
+
+
+class EndedEarly(http.client.HTTPException):
+    """A 2xx whose headers or body the closing connection may have cut (nothing says it was whole)."""
 
 
 @dataclass
@@ -38,6 +46,7 @@ class Reply:
     status: int
     headers: dict
     body: bytes
+    ended_by_close: bool = False  # no Content-Length, no chunks: a cut-off body looks complete
 
 
 @dataclass
@@ -160,16 +169,67 @@ def post_json(url, body: bytes, headers: dict, attempt: Attempt) -> Reply:
     try:
         try:
             with opener.open(request, timeout=attempt.remaining()) as response:
-                return Reply(response.status, _header_dict(response.headers), _read_body(response, whole=True))
+                reply = _reply(response, response.status, whole=True)
         except urllib.error.HTTPError as answer:
             with answer:  # the status says what happened; a short error text is still worth showing
-                return Reply(answer.code, _header_dict(answer.headers), _read_body(answer, whole=False))
+                reply = _reply(answer, answer.code, whole=False)
     except errors.APIError:
         raise
     except (OSError, ValueError, http.client.HTTPException) as exc:
         raise network_error(exc, attempt) from None
     finally:
         attempt.finish()
+    if attempt.expired:  # the watchdog shut the socket: what was read before it is not the whole answer
+        raise network_error(TimeoutError("the watchdog closed the socket at the deadline"), attempt)
+    return reply
+
+
+def _reply(response, status, whole):
+    """The Reply of an HTTP answer; a 2xx whose body ended with the connection and is empty is incomplete."""
+    headers = _header_dict(response.headers)
+    body = _read_body(response, whole)
+    if whole and not body and _ends_with_connection(response):
+        # headers cut off, or the status line alone: nothing tells a complete empty answer from a cut one
+        raise EndedEarly("the connection closed before any body (no Content-Length, not chunked)")
+    return Reply(status, headers, _decoded(body, headers, strict=whole), _ends_with_connection(response))
+
+
+def _ends_with_connection(response):
+    """True when the body had no Content-Length and no chunks: only the connection closing ended it."""
+    return getattr(response, "length", None) is None and not getattr(response, "chunked", False)
+
+
+def _decoded(body, headers, strict):
+    """The body without its Content-Encoding (gzip, deflate); one that cannot be undone is a ReplyError when
+    STRICT (a 2xx), else the body stays as it came (an error status's text is only shown)."""
+    for coding in reversed([part.strip().lower() for part in headers.get("content-encoding", "").split(",")]):
+        if coding in ("", "identity"):
+            continue
+        inflated = _inflated(body, coding)
+        if isinstance(inflated, str):
+            if strict:
+                raise errors.ReplyError(inflated, 200)
+            return body
+        body = inflated
+    return body
+
+
+def _inflated(body, coding):
+    """BODY inflated, or a Chinese sentence saying why it cannot be."""
+    if coding not in ("gzip", "x-gzip", "deflate"):
+        return f"回应用了不支持的压缩格式（Content-Encoding: {coding}）"
+    wbits = 47 if coding != "deflate" else (15 if body[:1] == b"\x78" else -15)  # 47: a gzip or zlib header
+    inflater = zlib.decompressobj(wbits)
+    try:
+        inflated = inflater.decompress(body, MAX_BODY_BYTES + 1)
+    except zlib.error:
+        inflated = None
+    if inflated is not None and len(inflated) > MAX_BODY_BYTES:
+        return f"回应解压后超过 {MAX_BODY_BYTES // (1024 * 1024)} MB，不像一次回答"
+    if inflated is None or not inflater.eof:
+        return f"回应的压缩格式（Content-Encoding: {coding}）无法解开"
+    return inflated
+    return body
 
 
 def _header_dict(headers):
@@ -199,10 +259,12 @@ def network_error(exc, attempt) -> errors.APIConnectionError:
     cause = reason if isinstance(reason, BaseException) else exc
     detail = f"{type(cause).__name__}: {cause}"
     if attempt.expired or isinstance(cause, TimeoutError):
+        if attempt.expired:  # what the socket reported after the watchdog shut it says nothing more
+            detail = f"TimeoutError: the {attempt.seconds:g} s deadline of the whole request was reached"
         return errors.APITimeoutError(f"{attempt.seconds:g} 秒内没有收到完整回应", attempt.seconds, detail)
-    if isinstance(cause, (http.client.IncompleteRead, http.client.RemoteDisconnected)):
-        what = ("回应正文只收到一部分连接就断了" if isinstance(cause, http.client.IncompleteRead)
-                else "服务器收下请求后没有回应就关闭了连接")
+    if isinstance(cause, (http.client.IncompleteRead, http.client.RemoteDisconnected, EndedEarly)):
+        what = {http.client.IncompleteRead: "回应正文只收到一部分连接就断了",
+                EndedEarly: "响应头没发完或还没有正文，连接就关闭了"}.get(type(cause), "服务器收下请求后没有回应就关闭了连接")
         return errors.IncompleteResponseError(what, detail=detail)
     if isinstance(cause, http.client.HTTPException) or (attempt.connected and not isinstance(
             cause, (ConnectionRefusedError, socket.gaierror, ssl.SSLError))):
