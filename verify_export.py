@@ -17,6 +17,7 @@ Shared with other files: only cli.py plumbing (strict JSON parsing, console outp
 """
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import cli
@@ -261,6 +262,18 @@ def load_artifact(folder):
     return review, record, cards_bytes
 
 
+def exported_form(record):
+    """RECORD written in the exporter's fixed order: each card's fields as FIELD_NAMES, notes by id.
+
+    Compared byte for byte with the file, so reordered keys are an edit like any other layout change."""
+    cards, notes = record["cards"], record["notes"]
+    if type(cards) is list and all(type(card) is dict and set(card) == set(FIELD_NAMES) for card in cards):
+        cards = [{name: card[name] for name in FIELD_NAMES} for card in cards]
+    if type(notes) is dict:
+        notes = dict(sorted(notes.items()))
+    return {**record, "cards": cards, "notes": notes}
+
+
 def check_artifact(folder, notes_dir=NOTES_DIR):
     """Problems of an exported artifact folder ([] when every byte is as exported)."""
     folder = Path(folder)
@@ -269,7 +282,7 @@ def check_artifact(folder, notes_dir=NOTES_DIR):
         return [loaded]
     review, record, cards_bytes = loaded
     problems = []
-    if canonical(record).encode("utf-8") != cards_bytes:
+    if canonical(exported_form(record)).encode("utf-8") != cards_bytes:
         problems.append("cards.json 的排版与导出时不同：文件被手工改动过。")
     content = {key: record[key] for key in ("title", "cards", "notes")}
     if digest(canonical(content)) != record["content_sha256"]:
@@ -319,12 +332,17 @@ def main(argv=None):
     target = Path(text)
     if not text.strip():
         parser.error("没有给出要核对的文件或目录：例如 samples/valid.json 或 runs/NAME/artifact。")
-    if target.is_dir():
-        kind, problems = "artifact", check_artifact(target)
-    elif target.is_file():
-        kind, problems = "candidate", check_candidate(target)
+    if os.path.isdir(target):
+        kind, check = "artifact", check_artifact
+    elif os.path.isfile(target):
+        kind, check = "candidate", check_candidate
     else:
         parser.error(f"找不到 {cli.display_path(target)}：请给出候选 JSON 文件或产物目录，例如 runs/NAME/artifact。")
+    try:
+        problems = check(target)
+    except OSError as exc:  # no permission to read, or gone since it was found: said, never a traceback
+        problems = [f"无法读取 {cli.display_path(exc.filename or target)}（{type(exc).__name__}）："
+                    "请确认它存在并且有读取权限后再核对。"]
     for problem in problems:
         cli.say(f"问题：{problem}")
     cli.say("核对通过。" if not problems else f"共 {len(problems)} 个问题：{NEXT_STEP[kind]}")

@@ -3,14 +3,16 @@
     python3 verify_harness.py runs/NAME
     exit 0 pass, 1 fail or needs_human, 2 bad arguments, 130 Ctrl-C
 
-It trusts nothing the run says about itself: run.json must be strict JSON (a key given twice
-fails), the run folder and its evidence must be real files and folders (a symbolic link or a
-junction fails), the timestamps must be in order, the input copy is hashed again, the steps must
-be the ones the status implies, the artifact is re-checked by verify_export.py (not by the
-exporter), a recorded rule failure must be reproduced by those independent rules, and the
-recorded fingerprint is compared with the course files (a difference names the files and is
-never rewritten). A consistent run passes whatever its status: a correctly recorded `failed`
-run passes. A `needs_human` or still `running` run cannot be judged: `needs_human`.
+It trusts nothing the run says about itself: run.json must be strict JSON (a key given twice,
+NaN or Infinity fails) with each step written exactly as the harness writes it; the run folder
+and its evidence must be real files and folders (a symbolic link or a junction fails); the
+timestamps must be in order; the input copy's bytes are hashed again (the harness wrote them with
+LF, so a CRLF copy is an edit); the steps must be the ones the status implies; the artifact is
+re-checked by verify_export.py (not by the exporter); a recorded rule failure must be reproduced
+by those independent rules; and the recorded fingerprint is compared with the course files (a
+difference names the files and is never rewritten). A consistent run passes whatever its status:
+a correctly recorded `failed` run passes. A `needs_human` or still `running` run cannot be
+judged: `needs_human`.
 `verify_run()` is the function other verifiers call.
 
 Shared with other files: cli.py plumbing and verify_export.py (the other verifier). Nothing of
@@ -19,6 +21,7 @@ docs/harness/TASK.md; tests/test_watched_lists.py compares every copy), the samp
 fingerprint hashing are this file's own.
 """
 import hashlib
+import json
 import os
 import re
 from datetime import datetime
@@ -69,6 +72,42 @@ def is_link(path):
         return False
 
 
+class NonStandardNumber(ValueError):
+    """NaN, Infinity or -Infinity: Python reads them, JSON has no such numbers and no record holds one."""
+
+
+def refuse_constant(name):
+    raise NonStandardNumber(name)
+
+
+def object_once(pairs):
+    """A JSON object whose keys each appear once, else cli.DuplicateKeyError naming the first repeated key."""
+    obj = dict(pairs)
+    if len(obj) < len(pairs):
+        seen = set()
+        raise cli.DuplicateKeyError(next(key for key, _ in pairs if key in seen or seen.add(key)))
+    return obj
+
+
+def read_record_json(path):
+    """A record (run.json, loop.json) read strictly, a BOM allowed: a duplicate key raises
+    cli.DuplicateKeyError, NaN or Infinity NonStandardNumber, anything else unreadable OSError or ValueError."""
+    text = Path(path).read_bytes().decode("utf-8-sig")
+    return json.loads(text, object_pairs_hook=object_once, parse_constant=refuse_constant)
+
+
+def as_listed(path):
+    """PATH made absolute, its last part spelled as its folder lists it: where names ignore case (Windows,
+    macOS) `runs/Demo-01` opens runs/demo-01, and the record names the folder as it was made."""
+    path = Path(os.path.abspath(path))  # not resolved: a link keeps its own name
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return path
+    same = [name for name in names if name.lower() == path.name.lower()]
+    return path.with_name(same[0]) if path.name not in names and len(same) == 1 else path
+
+
 def verify_run(run_dir, course_root=None):
     """{"result", "run", "status", "problems", "changed_files"} for one run folder.
 
@@ -112,9 +151,12 @@ def read_record(run_dir):
                       "请核对它指向哪里，这次运行不能采信。")
     path = run_dir / "run.json"
     try:
-        return cli.read_json(path), None
+        return read_record_json(path), None
     except FileNotFoundError:
         return None, f"{cli.display_path(path)} 不存在：这不是一个完整的运行目录。"
+    except NonStandardNumber as exc:
+        return None, (f"{cli.display_path(path)} 里有 {exc}：标准 JSON 没有这样的数，程序从不这样写，"
+                      "记录被改动过，不能采信。")
     except cli.DuplicateKeyError as exc:
         key = exc.key.encode("utf-8", "backslashreplace").decode("utf-8")
         return None, f"{cli.display_path(path)} 里同一个对象中的键 {key} 出现了两次：记录被改动过，不能采信。"
@@ -137,6 +179,19 @@ def shape_problem(record, folder_name):
         return f"run.json 的 actual_api_calls 是 {record['actual_api_calls']!r}：本任务不调用模型，只能是 0。"
     if type(record["steps"]) is not list or not all(type(s) is dict for s in record["steps"]):
         return "run.json 的 steps 应为步骤对象的数组。"
+    return next(filter(None, map(step_problem, record["steps"], range(1, len(record["steps"]) + 1))), None)
+
+
+def step_problem(step, number):
+    """A step is {name, ok: true} or {name, ok: false, error_type, message}: exactly as the harness writes it."""
+    where = f"run.json 的 steps 第 {number} 项"
+    if type(step.get("ok")) is not bool:
+        return f"{where}的 ok 是 {json.dumps(step.get('ok'), ensure_ascii=False)}：只能是 true 或 false（1、0 或字符串都不是），记录被改动过。"
+    failure_fields = [key for key in ("error_type", "message") if key in step]
+    if step["ok"] and failure_fields:
+        return f"{where}成功了却带着 {'、'.join(failure_fields)}：只有失败的步骤才记录错误，记录被改动过。"
+    if not step["ok"] and not all(type(step.get(key)) is str for key in ("error_type", "message")):
+        return f"{where}失败了，却没有字符串 error_type 与 message：记录被改动过。"
     return None
 
 
@@ -192,7 +247,8 @@ def input_problems(record, run_dir):
     entry, context = record["input"], record["context"]
     if type(entry) is not dict or entry.get("path") != "input/candidate.json":
         return ["run.json 的 input 记录不对：应指向 input/candidate.json。"]
-    actual = content_sha256(run_dir / entry["path"])
+    # the harness writes the copy with LF line ends and hashes those very bytes: a CRLF is an edit
+    actual = raw_sha256(run_dir / entry["path"])
     if actual != entry.get("sha256"):
         return ["输入副本 input/candidate.json 的哈希与记录不符：输入被改动或删除了。"]
     entries = context.get("entries") if type(context) is dict else None
@@ -221,7 +277,7 @@ def step_problems(record, run_dir, course_root):
     if names != [("export", False)] or error["type"] != "ValidationError" or record["error"] != error:
         return ["failed 的运行应只有一个失败的 export 步骤，且 error 与它一致（ValidationError）。"]
     problems = []
-    if record["artifact"] is not None or (run_dir / "artifact").exists():
+    if record["artifact"] is not None or os.path.lexists(run_dir / "artifact"):
         problems.append("failed 的运行不应留下产物：artifact 应为空。")
     found = verify_export.check_candidate(run_dir / "input" / "candidate.json", notes_dir)
     if not found or found[0] != error["message"]:
@@ -286,9 +342,9 @@ def main(argv=None):
     )
     parser.add_argument("run_dir", help="运行目录，例如 runs/demo-01（相对路径从当前文件夹算起）")
     run_dir = Path(parser.parse_args(argv).run_dir)
-    if not run_dir.is_dir() or Path(os.path.abspath(run_dir)).parent.name != "runs":
+    if not os.path.isdir(run_dir) or Path(os.path.abspath(run_dir)).parent.name != "runs":
         parser.error(f"{cli.display_path(run_dir)} 不是运行目录：请给出 runs/ 下的某个目录，例如 runs/demo-01。")
-    result = verify_run(run_dir)
+    result = verify_run(as_listed(run_dir))
     for problem in result["problems"]:
         cli.say(f"问题：{problem}")
     cli.say(CONCLUSION[result["result"]])

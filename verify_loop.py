@@ -19,7 +19,10 @@ check, where they come from the workspace holding this file, never from a submis
 A mid-run time stop, an interrupt, an unexpected error, a record still `running` or a folder
 without a readable loop.json cannot be judged against the table: `needs_human`, saying what to
 inspect. Dot entries under loop-runs/ and runs/ (a name being claimed) are not runs.
+A class check never writes its report or CSV inside SUBMISSIONS or over a reference course file,
+and shows every name a student chose with its control characters escaped (no faked lines or rows).
 """
+import contextlib
 import hashlib
 import json
 import math
@@ -30,8 +33,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import verify_harness
-from cli import (EXIT_OK, EXIT_STOP, ChineseArgumentParser, DuplicateKeyError, display_path, print_json,
-                 read_json, run, say, use_safe_console)
+from cli import (EXIT_OK, EXIT_STOP, ChineseArgumentParser, DuplicateKeyError, display_path, print_json, run, say,
+                 use_safe_console)
 
 # The 14 files a harness run depends on, as docs/harness/TASK.md lists them, and the loop's 16.
 WATCHED_FILES = (
@@ -141,7 +144,8 @@ def is_int(value):
 
 
 def is_number(value):
-    return type(value) in (int, float) and math.isfinite(value)
+    """A finite float, or an int a float holds exactly (a larger one is no recorded budget or duration)."""
+    return (is_int(value) and abs(value) <= 2 ** 53) or (type(value) is float and math.isfinite(value))
 
 
 def shown(value):
@@ -150,6 +154,22 @@ def shown(value):
         return json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         return str(value)
+
+
+def visible(text):
+    """TEXT on one line as a person must see it: a newline, a control or an invisible character (in a folder
+    name a student chose) is shown as its escape, so it cannot fake a line, a table row or a look-alike name."""
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in str(text))
+
+
+def table_cell(text):
+    return visible(text).replace("|", "\\|")
+
+
+def spreadsheet_cell(text):
+    """A CSV cell Excel shows as text: one starting with = + - @ would be run as a formula."""
+    text = visible(text)
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
 
 
 def parent_loop(run_name):
@@ -326,10 +346,12 @@ class LoopCheck:
             self.verdict.fail(f"{self.record_path} 是符号链接：记录必须是这个文件本身。")
             return None
         try:
-            return read_json(path)
+            return verify_harness.read_record_json(path)
         except DuplicateKeyError as exc:
             self.verdict.fail(f"{self.record_path} 里键 {shown(exc.key)} 出现了不止一次：哪个值算数说不准，"
                               "程序从不这样写，记录被改动过。")
+        except verify_harness.NonStandardNumber as exc:
+            self.verdict.fail(f"{self.record_path} 里有 {exc}：标准 JSON 没有这样的数，程序从不这样写，记录被改动过。")
         except FileNotFoundError:
             self.no_record("不存在")
         except (OSError, ValueError, RecursionError) as exc:  # unreadable, not UTF-8, not JSON, absurdly nested
@@ -360,7 +382,7 @@ class LoopCheck:
         self.child_times.append((number, child_run, child["started_at"], child["finished_at"]))
         if state != "done":
             self.verdict.needs_person(
-                f"第 {number} 次尝试状态为 {state}（子运行 {self.show(child_run)} 的 run.json 为 {child['status']}）："
+                f"第 {number} 次尝试状态为 {state}（子运行 {self.show(child_run)} 的 {child_state_text(child)}）："
                 f"请核对 {self.show(child_run)}/ 里实际留下的输入与产物，不能认定这次动作没做。")
             return child["key"], child["status"]
         self.check_child_verdict(number, child_run, child_dir)
@@ -412,18 +434,29 @@ class LoopCheck:
                               f"{'；'.join(mismatched)}。摘要被改动过，或指向了别的运行。")
 
     def check_unrecorded_children(self):
-        """A child run with this loop's prefix (in any case) that the summary leaves out is a hidden attempt."""
+        """A child run with this loop's prefix (in any case) that the summary leaves out is a hidden attempt,
+        unless the loop could not have made it: a name taken before it tried, or a run begun after it ended."""
         recorded = {Path(entry["child_run"]).name.lower() for entry in self.record["attempts"]}
         taken = f"{self.name}-{len(recorded) + 1:02d}".lower()  # a name already taken stops the loop uncounted
         for found in self.workspace.children(self.name):
+            shown_run = self.show("runs/" + found)
             if found.lower() in recorded:
                 continue
             if found.lower() == taken and self.record["error_type"] in ("FileExistsError", "NameTaken"):
-                self.verdict.needs_person(f"{self.show('runs/' + found)} 在循环开始尝试时已被占用（不是本循环创建的）："
-                                          "请核对它来自哪里。")
+                self.verdict.needs_person(f"{shown_run} 在循环开始尝试时已被占用（不是本循环创建的）：请核对它来自哪里。")
+            elif self.began_after_loop(found):
+                self.verdict.needs_person(
+                    f"{shown_run} 以本循环的名称为前缀、loop.json 没有记录它，但它在循环结束之后才开始，不是本循环的尝试"
+                    f"（可能是之后用 harness.py --run {found} 单独运行的）：请核对它的来历；以后单独运行请换一个不像子运行的名称。")
             else:
-                self.verdict.fail(f"{self.show('runs/' + found)} 以本循环的名称为前缀，但 loop.json 没有记录它："
+                self.verdict.fail(f"{shown_run} 以本循环的名称为前缀，但 loop.json 没有记录它："
                                   "可能多执行了一次却从摘要里抹掉了。")
+
+    def began_after_loop(self, run_name):
+        """The run's own started_at lies beyond the loop's finished_at (precision and tolerance allowed)."""
+        finished = moment(self.record["finished_at"])
+        started = moment(child_view(self.workspace.root / "runs" / run_name)["started_at"])
+        return None not in (finished, started) and started > finished + PRECISION + TOLERANCE
 
     def check_context(self):
         recorded = self.record["context"]["entries"]
@@ -593,10 +626,17 @@ def blocked_problem(record):
             f"{shown(expected and list(expected))}（reason 也不能为空）：被拦下的提议被改动过。")
 
 
+def child_state_text(child):
+    """How far the child's own record got, as said to a person."""
+    if child["status"] is None:
+        return "run.json 不存在或读不出"
+    return f"run.json 为 {child['status']}"
+
+
 def child_view(child_dir):
     """What the loop summary must agree with, taken from the child's own run.json."""
     try:
-        record = read_json(child_dir / "run.json")
+        record = verify_harness.read_record_json(child_dir / "run.json")
     except (OSError, ValueError, RecursionError):
         record = None
     record = record if type(record) is dict else {}
@@ -605,7 +645,7 @@ def child_view(child_dir):
     feedback = error and {"error_type": error.get("type"), "message": error.get("message")}
     sha256 = given.get("sha256") if type(given) is dict else None
     return {"run": record.get("run"), "sample": record.get("sample"), "sha256": sha256, "status": record.get("status"),
-            "feedback": feedback, "key": (record.get("sample"), sha256, repr(feedback)),
+            "feedback": feedback, "key": repr((record.get("sample"), sha256, feedback)),
             "started_at": record.get("started_at"), "finished_at": record.get("finished_at")}
 
 
@@ -642,7 +682,7 @@ def field_checks(record, name):
         (budget_ok(budget), f"budget 是 {shown(budget)}：max_attempts 应为 1-5 的整数，max_seconds 应为 0-300 秒。"),
         (known_status, f"status 是 {shown(status)}，不是循环的状态（{'、'.join(REASONS)}）。"),
         (not known_status or reason in REASONS[status], f"reason 是 {shown(reason)}，与 status {shown(status)} 不配。"),
-        ((type(record["error_type"]) is str) == (reason == "unexpected_error"),
+        (error_type_ok(record["error_type"], reason),
          f"error_type 是 {shown(record['error_type'])}：只有 unexpected_error 才记录 error_type，且必须记录。"),
         (record["semantic_review"] == "pending",
          f"semantic_review 是 {shown(record['semantic_review'])}：循环从不判断内容，只能是 pending。"),
@@ -664,6 +704,13 @@ def field_checks(record, name):
          "started_at 应为 UTC 时间（如 2026-01-01T00:00:00Z）；finished_at 在结束后记录且不早于 started_at，"
          "running 时为 null。"),
     ]
+
+
+def error_type_ok(error_type, reason):
+    """A name for an unexpected_error stop; null for every other stop (json.dumps of None, nothing else)."""
+    if reason == "unexpected_error":
+        return type(error_type) is str
+    return error_type is None
 
 
 def budget_ok(budget):
@@ -689,6 +736,10 @@ def timestamps_ok(started, finished, status):
     return moment(finished) is not None and moment(finished) >= moment(started)
 
 
+def is_text_list(value):
+    return type(value) is list and all(type(item) is str for item in value)
+
+
 def handoff_ok(record, name):
     """A stop handed to a person says where, what was done, what to inspect and what to decide.
 
@@ -701,7 +752,7 @@ def handoff_ok(record, name):
     if status in ("needs_review", "running"):
         return handoff is None
     if not (type(handoff) is dict and all(key in handoff for key in HANDOFF_KEYS)
-            and type(handoff["done"]) is list and type(handoff["inspect"]) is list
+            and all(is_text_list(handoff[key]) for key in ("done", "inspect"))
             and all(type(handoff[key]) is str for key in ("stopped_at", "decide"))):
         return False
     attempts = record["attempts"] if type(record["attempts"]) is list else []
@@ -740,11 +791,15 @@ def attempt_problem(number, entry, name, status, last):
 def find_students(submissions):
     """(student folders, skipped (path, why)) in SUBMISSIONS, in code-point order of their names."""
     students, skipped = [], []
-    for name in sorted(os.listdir(submissions)):
+    try:
+        names = sorted(os.listdir(submissions))
+    except OSError as exc:  # no permission to list it: no student can be read
+        return [], [(submissions, f"无法列出里面的内容（{type(exc).__name__}），请确认有读取权限")]
+    for name in names:
         path = submissions / name
-        if (path / "loop-runs").is_dir():
+        if os.path.isdir(path / "loop-runs") or (is_link(path) and os.path.isdir(path)):
             students.append(path)  # a student folder that is a link is listed too, and fails
-        elif path.is_dir():
+        elif os.path.isdir(path):
             skipped.append((path, "里面没有 loop-runs/ 文件夹" + deeper_hint(path)))
         else:
             skipped.append((path, "不是文件夹"))
@@ -772,7 +827,7 @@ def check_student(folder, course):
     loops, strays = [], []
     for name, linked in sorted(workspace.loops().items()):
         path = folder / "loop-runs" / name
-        if linked or path.is_dir():
+        if linked or os.path.isdir(path):
             loops.append(check_loop(path, workspace).result())
         else:
             strays.append((path, "不是循环目录（loop-runs/ 里只应有循环文件夹）"))
@@ -823,7 +878,7 @@ def class_table(students):
     """The student x case table, as Markdown (readable as plain text on a console too)."""
     header = ["学生", "结果", *(case for case, _, _ in CASES), "循环数"]
     rows = [[s["student"], s["result"], *s["cases"].values(), str(s["loops"])] for s in students]
-    return ["| " + " | ".join(cells) + " |" for cells in [header, ["---"] * len(header), *rows]]
+    return ["| " + " | ".join(map(table_cell, cells)) + " |" for cells in [header, ["---"] * len(header), *rows]]
 
 
 def class_totals(students):
@@ -836,15 +891,15 @@ def class_totals(students):
 def student_section(student):
     """The report's section of one student: each loop's problems with the paths to look at."""
     detail = student["detail"]
-    lines = [f"## {student['student']}：{student['result']}", ""]
-    lines += [f"- {problem}" for problem in detail["student_problems"]]
+    lines = [f"## {visible(student['student'])}：{student['result']}", ""]
+    lines += [f"- {visible(problem)}" for problem in detail["student_problems"]]
     for loop in detail["loops"]:
         case = case_of(loop) or "不属于六个情景，不计入"
         if loop["result"] == "pass" and case_of(loop):
             continue
-        lines.append(f"- `{loop['folder']}`（{case}）：{loop['result']}；查看 "
-                     + "、".join(f"`{path}`" for path in loop["paths"]))
-        lines += [f"  - {problem}" for problem in loop["problems"]]
+        lines.append(f"- `{visible(loop['folder'])}`（{case}）：{loop['result']}；查看 "
+                     + "、".join(f"`{visible(path)}`" for path in loop["paths"]))
+        lines += [f"  - {visible(problem)}" for problem in loop["problems"]]
     if not detail["student_problems"]:
         lines += [f"- 缺少情景「{case}」：请学生运行这一行的命令后重新提交。" for case in detail["missing"]]
     if len(lines) == 2:
@@ -853,7 +908,7 @@ def student_section(student):
 
 
 def class_report(submissions, course, students):
-    lines = [f"# 全班核对：{display_path(submissions)}", "",
+    lines = [f"# 全班核对：{visible(display_path(submissions))}", "",
              f"对照的是{course.label()}（笔记、样例、受监视文件），不用学生提交里的副本。", "",
              class_totals(students), "", *class_table(students), ""]
     for student in students:
@@ -869,25 +924,52 @@ def class_csv(students):
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(["student", "result", *(case for case, _, _ in CASES), "loops"])
     for student in students:
-        writer.writerow([student["student"], student["result"], *student["cases"].values(), student["loops"]])
+        writer.writerow([spreadsheet_cell(student["student"]), student["result"], *student["cases"].values(),
+                         student["loops"]])
     return out.getvalue()
 
 
 def write_text_atomic(path, text, encoding):
     """A derived report replaces the previous one whole: a reader never sees half of it."""
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(text.encode(encoding))
-    os.replace(tmp, path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_bytes(text.encode(encoding))
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):  # nothing half-written stays behind
+            tmp.unlink()
+        raise
+
+
+def write_outputs(submissions, course, results, report, csv_file):
+    """--report and --csv; False (said in Chinese) when one cannot be written."""
+    outputs = ((report, lambda: class_report(submissions, course, results), "utf-8"),
+               (csv_file, lambda: class_csv(results), "utf-8-sig"))
+    for target, render, encoding in outputs:
+        if not target:
+            continue
+        try:
+            write_text_atomic(target, render(), encoding)
+        except OSError as exc:
+            say(f"无法写出 {display_path(Path(target))}（{exc.strerror or type(exc).__name__}）：核对结果已打印在上面，"
+                "请换一个可以写入的路径再运行一次。")
+            return False
+    return True
+
+
+def say_skipped(strays):
+    for path, why in strays:
+        say(f"跳过 {visible(display_path(path))}：{visible(why)}。")
 
 
 def say_class(students, strays):
-    for path, why in strays:
-        say(f"跳过 {display_path(path)}：{why}。")
+    say_skipped(strays)
     say("\n".join(class_table(students)))
     for student in students:
         if student["problems"]:
-            say(f"{student['student']}：{student['result']}" + "".join(f"\n  - {p}" for p in student["problems"]))
+            say(f"{visible(student['student'])}：{student['result']}"
+                + "".join(f"\n  - {visible(p)}" for p in student["problems"]))
     say(class_totals(students))
 
 
@@ -896,8 +978,7 @@ def check_class(parser, submissions, report, csv_file):
     course = CourseFiles(Path(__file__).resolve().parent)
     students, skipped = find_students(submissions)
     if not students:
-        for path, why in skipped:
-            say(f"跳过 {display_path(path)}：{why}。")
+        say_skipped(skipped)
         parser.error(f"{submissions} 里没有学生的提交：每个学生一个文件夹，里面直接放 loop-runs/ 和 runs/"
                      "（如果给的是一个学生的工作区，请把它放进以学生命名的文件夹）。")
     results, strays = [], list(skipped)
@@ -908,11 +989,8 @@ def check_class(parser, submissions, report, csv_file):
     for student in results:
         print_json({key: student[key] for key in ("student", "result", "cases", "loops", "problems")})
     say_class(results, strays)
-    if report:
-        write_text_atomic(report, class_report(submissions, course, results), "utf-8")
-    if csv_file:
-        write_text_atomic(csv_file, class_csv(results), "utf-8-sig")
-    return EXIT_OK if all(student["result"] == "pass" for student in results) else EXIT_STOP
+    written = write_outputs(submissions, course, results, report, csv_file)
+    return EXIT_OK if written and all(student["result"] == "pass" for student in results) else EXIT_STOP
 
 
 # --- the command line ----------------------------------------------------------------------------
@@ -931,14 +1009,21 @@ def print_result(result, several):
         say(f"{result['folder']}：pass，停止状态 {result['status']}、{result['attempts']} 次尝试与情景预期及子运行一致；"
             "这表示循环按预期停下了，不表示资料导出成功。")
     else:
-        say(f"{result['folder']}：{result['result']}" + "".join(f"\n  - {problem}" for problem in result["problems"]))
+        say(f"{visible(result['folder'])}：{result['result']}"
+            + "".join(f"\n  - {visible(problem)}" for problem in result["problems"]))
 
 
-def output_file_problem(text):
+def output_file_problem(text, submissions):
     path = Path(text)
-    if path.is_dir():
+    if path.resolve().is_relative_to(Path(submissions).resolve()):
+        return (f"{text} 在提交目录 {submissions} 里面：报告不能写进学生的提交（可能覆盖证据），"
+                "请把它写到提交目录之外，例如当前文件夹的 全班.md。")
+    reference = Path(__file__).resolve().parent
+    if path.resolve() in {(reference / rel).resolve() for rel in (*LOOP_FILES, "verify_loop.py", "cli.py")}:
+        return f"{text} 是老师工作区里的课程文件：报告会把它整个替换掉，请换一个报告文件名。"
+    if os.path.isdir(path):  # os.path answers False where pathlib would raise (a name too long, ...)
         return f"{text} 是一个文件夹：请给出报告文件的路径，例如 class-report.md。"
-    if not path.parent.is_dir():
+    if not os.path.isdir(path.parent):
         return f"{text} 所在的文件夹不存在：请先建好它，或换一个路径。"
     return None
 
@@ -968,12 +1053,13 @@ def parse_arguments(argv):
 
 
 def class_arguments_problem(args):
-    if not Path(args.submissions).is_dir():
+    if not os.path.isdir(args.submissions):
         return f"{args.submissions} 不是文件夹：请给出全班提交所在的文件夹。"
     outputs = [text for text in (args.report, args.csv_file) if text]
     if len(outputs) == 2 and Path(os.path.abspath(args.report)) == Path(os.path.abspath(args.csv_file)):
         return "--report 和 --csv 不能是同一个文件。"
-    return next((problem for problem in map(output_file_problem, outputs) if problem), None)
+    return next((problem for text in outputs for problem in [output_file_problem(text, args.submissions)] if problem),
+                None)
 
 
 def main(argv=None):
@@ -986,8 +1072,8 @@ def main(argv=None):
         return check_class(parser, Path(args.submissions), args.report, args.csv_file)
     folders = []
     for text in args.loop_dirs:
-        path = Path(os.path.abspath(text))  # a link keeps its own name: it is checked, not followed
-        if not path.is_dir() or path.parent.name != "loop-runs":
+        path = verify_harness.as_listed(text)  # a link keeps its own name: it is checked, not followed
+        if not os.path.isdir(path) or path.parent.name != "loop-runs":
             parser.error(f"{text} 不是循环记录目录：请给出 loop-runs/ 下的目录，例如 loop-runs/repair-01"
                          "（这次没有核对任何目录；用通配符时请先移走 loop-runs/ 里的其他文件）。")
         folders.append(path)

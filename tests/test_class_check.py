@@ -264,6 +264,68 @@ class ClassCheckTest(SharedWorkspaceTestCase):
         self.assertFalse((self.root / "same.txt").exists())
         self.assertIn("跳过 only-strays/名单.txt：不是文件夹。", self.run_class("--class", "only-strays")[2])
 
+    def test_reports_are_never_written_into_a_submission_or_over_a_course_file(self):
+        evidence = self.root / "good" / "张三" / "loop-runs" / "repair-01" / "loop.json"
+        before = evidence.read_bytes()
+        for target, said in ((evidence, "在提交目录 good 里面：报告不能写进学生的提交"),
+                             (self.root / "good" / "class.csv", "在提交目录 good 里面"),
+                             (self.root / "samples" / "valid.json", "是老师工作区里的课程文件")):
+            with self.subTest(target=target.name):
+                code, stdout, stderr = self.run_class("--class", "good", "--csv", str(target))
+                self.assertEqual((code, stdout), (2, ""))
+                self.assertIn(said, stderr)
+        self.assertEqual(evidence.read_bytes(), before)
+        self.assertFalse((self.root / "good" / "class.csv").exists())
+
+    def test_a_report_that_cannot_be_written_is_said_in_chinese(self):
+        too_long = "长" * 300 + ".md"  # more than a file name may hold on any system (255 units or bytes)
+        code, stdout, stderr = self.run_class("--class", "good", "--report", too_long)
+        self.assertEqual((code, len(stdout.splitlines())), (1, 1))
+        self.assertIn(f"无法写出 {too_long}", stderr)
+        self.assertIn("请换一个可以写入的路径再运行一次。", stderr)
+        self.assertNoTraceback(stderr)
+
+    def test_a_submissions_folder_it_may_not_list_exits_2_in_chinese(self):
+        # root lists every folder whatever its mode, so the refusal is simulated where the folder is listed
+        err = io.StringIO()
+        with mock.patch("verify_loop.os.listdir", side_effect=PermissionError(13, "Permission denied")), \
+                contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()) as out, \
+                self.assertRaises(SystemExit) as stop:
+            verify_loop.main(["--class", str(self.root / "good")])
+        self.assertEqual((stop.exception.code, out.getvalue()), (2, ""))
+        self.assertIn("无法列出里面的内容（PermissionError），请确认有读取权限。", err.getvalue())
+        self.assertNotIn("Traceback", err.getvalue())
+
+    def test_a_linked_student_folder_fails_even_without_loop_runs(self):
+        odd = self.root / "linked-elsewhere"
+        shutil.copytree(self.root / "good", odd)
+        if not try_link(self.root / "samples", odd / "孙十"):
+            self.skipTest("cannot create a symlink here")
+        code, stdout, _ = self.run_class("--class", "linked-elsewhere")
+        self.assertEqual(code, 1)
+        results = {line["student"]: line["result"] for line in map(json.loads, stdout.splitlines())}
+        self.assertEqual(results, {"孙十": "fail", "张三": "pass"})
+
+    def test_a_student_folder_name_cannot_fake_a_row_or_a_formula(self):
+        odd = self.root / "odd-names"
+        fake = "甲\n| 乙 | pass | pass | pass | pass | pass | pass | pass | 6 |"
+        try:
+            for name in (fake, "=1+1"):
+                shutil.copytree(self.root / "good" / "张三", odd / name)
+        except OSError as exc:  # Windows refuses a newline or | in a name
+            self.skipTest(f"cannot make these folders here: {exc}")
+        code, stdout, stderr = self.run_class("--class", "odd-names", "--report", "odd.md", "--csv", "odd.csv")
+        self.assertEqual(code, 0, stderr)
+        self.assertEqual([json.loads(line)["student"] for line in stdout.splitlines()], ["=1+1", fake])
+        escaped_row = "| 甲\\n\\| 乙 \\| pass \\| pass \\| pass \\| pass \\| pass \\| pass \\| pass \\| 6 \\| | pass |"
+        self.assertIn(escaped_row, stderr)
+        self.assertNotIn("\n| 乙 |", stderr)
+        report = (self.root / "odd.md").read_text(encoding="utf-8")
+        self.assertIn(escaped_row, report)
+        self.assertNotIn("\n| 乙 |", report)
+        rows = list(csv.reader(io.StringIO((self.root / "odd.csv").read_text(encoding="utf-8-sig"))))
+        self.assertEqual([row[0] for row in rows[1:]], ["'=1+1", fake.replace("\n", "\\n")])
+
     def test_the_report_excerpt_in_the_readme_is_what_the_report_says(self):
         readme = (self.root / "README.md").read_text(encoding="utf-8")
         excerpt = readme.split("`全班.md` 是给人读的报告", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]

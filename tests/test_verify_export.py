@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import unittest
+from unittest import mock
 
 import export_review
 import verify_export
@@ -344,6 +345,26 @@ class StrictCardsJsonTest(VerifierCase):
         self.assertEqual(verify_export.check_artifact(folder, self.notes), [
             "artifact-valid/cards.json 含有无法用 UTF-8 保存的字符 \\ud800：产物被改动过，不能采信。"])
 
+    def test_reordered_keys_with_every_hash_recomputed_fail(self):
+        # cards.json's order is fixed: each card note_id, question, answer, quote; notes by id
+        def card_fields_reversed(record):
+            record["cards"][0] = dict(reversed(record["cards"][0].items()))
+
+        def notes_reversed(record):
+            record["notes"] = dict(reversed(record["notes"].items()))
+        for change in (card_fields_reversed, notes_reversed):
+            with self.subTest(change.__name__):
+                folder = self.exported()
+                cards = folder / "cards.json"
+                record = json.loads(cards.read_text(encoding="utf-8"))
+                self.assertGreater(len(record["notes"]), 1)  # reversing changes the order
+                change(record)
+                content = {key: record[key] for key in ("title", "cards", "notes")}
+                record["content_sha256"] = sha256((json.dumps(content, ensure_ascii=False, indent=2) + "\n").encode())
+                cards.write_text(json.dumps(record, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+                self.assertEqual(verify_export.check_artifact(folder, self.notes), [CARDS_RELAID])
+                folder.rename(self.root / f"used-{change.__name__}")
+
 
 class VerifyExportCliTest(VerifierCase):
     def run_verifier(self, target):
@@ -379,6 +400,18 @@ class VerifyExportCliTest(VerifierCase):
         code, _, err = run_main(verify_export.main)
         self.assertEqual(code, 2)
         self.assertIn("缺少必需的参数", err)
+
+    def test_a_file_it_may_not_read_is_a_problem_said_in_chinese(self):
+        # root reads every file whatever its mode, so the refusal is simulated where the file is read
+        target = self.root / "samples" / "valid.json"
+        refused = PermissionError(13, "Permission denied", str(target))
+        with mock.patch("pathlib.Path.read_bytes", side_effect=refused):
+            code, out, err = run_main(verify_export.main, str(target))
+        self.assertEqual(code, 1)
+        [problem] = json.loads(out)["problems"]
+        self.assertTrue(problem.startswith("无法读取 "), problem)
+        self.assertTrue(problem.endswith("valid.json（PermissionError）：请确认它存在并且有读取权限后再核对。"), problem)
+        self.assertNotIn("Traceback", err)
 
 
 if __name__ == "__main__":

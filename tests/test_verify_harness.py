@@ -414,6 +414,53 @@ class StrictRecordTest(VerifyCase):
         self.assertEqual(self.verdict(run_dir)["result"], "pass")
 
 
+class ExactRecordTest(VerifyCase):
+    """Edits that keep every recorded hash right: the record must still be what the harness writes."""
+
+    def test_input_copy_resaved_with_crlf_fails(self):
+        # the harness writes the copy with LF and hashes those bytes; a CRLF copy is not that file
+        run_dir = self.make_run("valid")
+        path = run_dir / "input" / "candidate.json"
+        path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+        self.assert_fails(run_dir, INPUT_EDITED)
+
+    def test_steps_must_be_written_as_the_harness_writes_them(self):
+        def set_ok(index, value):
+            return lambda record, _: record["steps"][index].update(ok=value)
+        cases = (("valid", set_ok(0, 1), "run.json 的 steps 第 1 项的 ok 是 1：只能是 true 或 false"),
+                 ("valid", set_ok(1, "true"), 'run.json 的 steps 第 2 项的 ok 是 "true"'),
+                 ("bad-quote", set_ok(0, 0), "run.json 的 steps 第 1 项的 ok 是 0"),
+                 ("valid", lambda record, _: record["steps"][1].update(message="已通过"),
+                  "run.json 的 steps 第 2 项成功了却带着 message：只有失败的步骤才记录错误"),
+                 ("bad-quote", lambda record, _: record["steps"][0].pop("message"),
+                  "run.json 的 steps 第 1 项失败了，却没有字符串 error_type 与 message"))
+        for number, (sample, change, problem) in enumerate(cases):
+            with self.subTest(problem):
+                run_dir = self.make_run(sample, f"steps-{number}")
+                change_record(change)(run_dir)
+                self.assert_fails(run_dir, problem)
+
+    def test_nan_or_infinity_anywhere_in_run_json_fails(self):
+        for number, constant in enumerate(("NaN", "Infinity", "-Infinity")):
+            with self.subTest(constant):
+                run_dir = self.make_run("valid", f"constant-{number}")
+                replace_once("run.json", b'{\n  "schema"', f'{{\n  "note": [{constant}],\n  "schema"'.encode())(run_dir)
+                result = self.assert_fails(run_dir, f"run.json 里有 {constant}：标准 JSON 没有这样的数")
+                self.assertEqual(len(result["problems"]), 1)
+
+
+class TypedNameTest(VerifyCase):
+    def test_a_run_typed_in_another_case_is_checked_by_its_own_name(self):
+        # Windows and macOS open runs/VALID-1 for runs/valid-1; on this file system the opening is simulated
+        run_dir = self.make_run("valid")
+        typed = run_dir.with_name("VALID-1")
+        real_isdir = os.path.isdir
+        opens = lambda path: os.fspath(path) == os.fspath(typed) or real_isdir(path)  # noqa: E731
+        with mock.patch("os.path.isdir", side_effect=opens):
+            code, out, err = run_main(verify_harness.main, str(typed))
+        self.assertEqual((code, json.loads(out)), (0, {"result": "pass", "run": "valid-1", "status": "needs_review"}))
+
+
 class LinkTest(VerifyCase):
     def link(self, target, link):
         try:

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from unittest import mock
 
 import harness
 import loop_lab
@@ -658,3 +659,97 @@ class NameCaseTest(VerifyTestCase):
         os.rename(self.root / "runs" / "cs-01", self.root / "runs" / "CS-01")
         self.assertFails("cs", "runs/cs-01 不存在，只有名称只差大小写的", "runs/CS-01")
 
+
+
+class ExactRecordTest(VerifyTestCase):
+    """Records hold only what json.dumps writes, in the ranges a loop records; people see each folder's own name."""
+
+    def test_nan_or_infinity_anywhere_in_loop_json_fails(self):
+        for constant in ("NaN", "Infinity", "-Infinity"):
+            with self.subTest(constant=constant):
+                path = self.record_path("r")
+                self.keep(path)
+                text = path.read_text(encoding="utf-8")
+                path.write_text(text.replace('{\n  "schema"', f'{{\n  "note": {constant},\n  "schema"', 1),
+                                encoding="utf-8")
+                verdict = self.assertFails("r", f"loop-runs/r/loop.json 里有 {constant}：标准 JSON 没有这样的数")
+                self.assertEqual(len(verdict["problems"]), 1)
+                self.doCleanups()
+
+    def test_a_number_too_large_for_a_float_is_a_field_problem(self):
+        for shown, change in (('"max_seconds": 1000000', lambda rec: rec["budget"].update(max_seconds=10 ** 400)),
+                              ("elapsed_seconds 是 1000000", lambda rec: rec.update(elapsed_seconds=10 ** 400))):
+            with self.subTest(shown=shown), self.forged("r", change):
+                self.assertFails("r", shown)
+
+    def test_a_child_without_a_readable_run_json_is_said_in_chinese(self):
+        def killed(rec):
+            rec.update(status="running", reason=None, handoff=None, finished_at=None, elapsed_seconds=0)
+            rec["attempts"][1].update(state="running", status=None, feedback=None)
+        self.make("norec", "repair")
+        (self.root / "runs" / "norec-02" / "run.json").unlink()
+        self.forge("norec", killed)
+        verdict = self.verdict("norec")
+        self.assertEqual(verdict["result"], "needs_human", verdict)
+        self.assertIn("runs/norec-02 的 run.json 不存在或读不出", verdict["problems"][0])
+        self.assertNotIn("None", " ".join(verdict["problems"]))
+
+    def test_a_run_named_like_a_child_begun_after_the_loop_ended_needs_a_person(self):
+        # e.g. `harness.py --run after-03` once loop `after` had finished: not a hidden attempt of that loop
+        self.make("after", "repair")
+        finished = verify_loop.moment(json.loads(self.record_path("after").read_text(encoding="utf-8"))["finished_at"])
+        for offset, result in ((2, "fail"), (3, "needs_human")):  # 1 s precision + 1 s tolerance
+            with self.subTest(offset=offset):
+                late = self.root / "runs" / "after-03"
+                shutil.copytree(self.root / "runs" / "after-02", late)
+                self.addCleanup(shutil.rmtree, late)
+                record = json.loads((late / "run.json").read_text(encoding="utf-8"))
+                stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(finished + offset))
+                record.update(run="after-03", started_at=stamp, finished_at=stamp)
+                (late / "run.json").write_text(json.dumps(record, ensure_ascii=False, indent=2), encoding="utf-8")
+                verdict = self.verdict("after")
+                self.assertEqual(verdict["result"], result, verdict)
+                self.assertIn("runs/after-03 以本循环的名称为前缀", verdict["problems"][0])
+                self.doCleanups()
+        self.assertIn("在循环结束之后才开始，不是本循环的尝试", verdict["problems"][0])
+
+    def test_a_name_that_could_fake_a_line_is_shown_escaped(self):
+        try:
+            (self.root / "loop-runs" / "x\n  - pass").mkdir()
+        except OSError as exc:  # Windows refuses such names
+            self.skipTest(f"cannot make this folder here: {exc}")
+        self.addCleanup(shutil.rmtree, self.root / "loop-runs" / "x\n  - pass")
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            code = verify_loop.main([str(self.root / "loop-runs" / "x\n  - pass")])
+        self.assertEqual(code, 1)
+        self.assertIn("x\\n  - pass：needs_human", err.getvalue())
+        self.assertNotIn("\n  - pass", err.getvalue().replace("x\\n  - pass", ""))
+
+    def test_a_folder_typed_in_another_case_is_checked_by_its_own_name(self):
+        # Windows and macOS open loop-runs/R for loop-runs/r; on this file system the opening is simulated
+        typed = self.root / "loop-runs" / "R"
+        real_isdir = os.path.isdir
+        opens = lambda path: os.fspath(path) == os.fspath(typed) or real_isdir(path)  # noqa: E731
+        out = io.StringIO()
+        with mock.patch("os.path.isdir", side_effect=opens), contextlib.redirect_stdout(out), \
+                contextlib.redirect_stderr(io.StringIO()):
+            code = verify_loop.main([str(typed)])
+        self.assertEqual((code, json.loads(out.getvalue())["result"]), (0, "pass"))
+
+    def test_fields_a_loop_writes_as_null_or_text_must_be_so(self):
+        cases = (("error_type", lambda rec: rec.update(error_type=False), "error_type 是 false"),
+                 ("error_type", lambda rec: rec.update(error_type=[]), "error_type 是 []"),
+                 ("inspect", lambda rec: rec["handoff"]["inspect"].append({}), "handoff："),
+                 ("done", lambda rec: rec["handoff"]["done"].append(1), "handoff："))
+        for field, change, said in cases:
+            with self.subTest(field=field, said=said), self.forged("p", change):
+                self.assertFails("p", said)  # said by the field's own check, not by the safety net
+
+    def test_a_child_with_a_list_for_its_sample_fails_by_its_checks(self):
+        path = self.root / "runs" / "s-02" / "run.json"
+        self.keep(path)
+        record = json.loads(path.read_text(encoding="utf-8"))
+        record["sample"] = ["bad-quote"]
+        path.write_text(json.dumps(record, ensure_ascii=False, indent=2), encoding="utf-8")
+        self.assertFails("s", "run.json 的 sample ['bad-quote'] 不是已知样例")
