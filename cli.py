@@ -12,9 +12,11 @@ import os
 import re
 import signal
 import sys
+import time
 from pathlib import Path
 
 EXIT_OK, EXIT_STOP, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+STALE_LOCK_SECONDS = 10  # a claim takes milliseconds: an older lock was left by a killed process
 
 
 # --- consoles ------------------------------------------------------------------------------------
@@ -210,10 +212,7 @@ def create_record_folder(parent, name, write_first, taken=None):
     parent = Path(parent)
     make_folder(parent)
     lock = parent / f".lock-{name.lower()}"
-    try:
-        os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-    except FileExistsError:
-        raise NameTaken(f"{parent.name}/{lock.name}", busy=True) from None
+    take_lock(lock)
     staging = parent / f".new-{name}-{os.getpid()}"
     try:
         in_way = _same_name(parent, name) or (taken() if taken else None)
@@ -231,6 +230,33 @@ def create_record_folder(parent, name, write_first, taken=None):
             lock.unlink()
         except OSError:  # already gone, or locked by a scanner on Windows: it only delays a reuse
             pass
+
+
+def take_lock(lock):
+    """Creates LOCK exclusively; NameTaken(busy) while another process holds it.
+
+    A lock older than STALE_LOCK_SECONDS was left by a process killed mid-claim (SIGKILL, power
+    loss): it is taken over, so a name is never blocked for good.
+    """
+    for _ in range(2):
+        try:
+            os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            return
+        except FileExistsError:
+            if not _stale(lock):
+                break
+            try:
+                os.unlink(lock)
+            except OSError:  # another process took it over first: try once more
+                pass
+    raise NameTaken(f"{lock.parent.name}/{lock.name}", busy=True)
+
+
+def _stale(lock):
+    try:
+        return time.time() - os.stat(lock).st_mtime > STALE_LOCK_SECONDS
+    except OSError:  # gone meanwhile: free to try again
+        return True
 
 
 def _same_name(parent, name):

@@ -117,6 +117,15 @@ class RecordFolderTest(unittest.TestCase):
         self.assertTrue(caught.exception.busy)
         self.assertEqual(sorted(os.listdir(self.parent)), [".lock-demo"])
 
+    def test_a_lock_left_by_a_killed_process_is_taken_over(self):
+        self.parent.mkdir()
+        lock = self.parent / ".lock-demo"
+        lock.touch()
+        old = lock.stat().st_mtime - cli.STALE_LOCK_SECONDS - 5
+        os.utime(lock, (old, old))
+        cli.create_record_folder(self.parent, "Demo", self.write)
+        self.assertEqual(sorted(os.listdir(self.parent)), ["Demo"])
+
     def test_interrupt_while_writing_leaves_no_folder(self):
         def interrupted(staging):
             (staging / "half").write_text("", encoding="utf-8")
