@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 EXIT_OK, EXIT_STOP, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-STALE_LOCK_SECONDS = 10  # a claim takes milliseconds: an older lock was left by a killed process
+STALE_LOCK_SECONDS = 10  # a claim takes milliseconds: an older one was left by a killed process
 
 
 # --- consoles ------------------------------------------------------------------------------------
@@ -204,59 +204,58 @@ def create_record_folder(parent, name, write_first, taken=None):
     """Creates PARENT/NAME holding its first record, as one step, and returns its path.
 
     Names are one name whatever their case (Windows and macOS file systems would merge them), so
-    the claim is a lock file `.lock-<name in lower case>`: of two processes claiming `Demo` and
-    `demo` at once, one gets it. Under the lock, a same-named entry of PARENT or TAKEN() (the
-    caller's own check; returns what is in the way, or None) refuses the name. WRITE_FIRST fills
-    a hidden staging folder that is then renamed, so PARENT/NAME never exists without its record.
+    the claim is a hidden folder `.lock-<name in lower case>`, made exclusively: of two processes
+    claiming `Demo` and `demo` at once, one gets it. Under the claim, a same-named entry of PARENT
+    or TAKEN() (the caller's own check; returns what is in the way, or None) refuses the name.
+    WRITE_FIRST fills the claim folder, which is then renamed to NAME: PARENT/NAME never exists
+    without its first record, and the rename releases the claim.
     """
     parent = Path(parent)
     make_folder(parent)
-    lock = parent / f".lock-{name.lower()}"
-    take_lock(lock)
-    staging = parent / f".new-{name}-{os.getpid()}"
+    claim = parent / f".lock-{name.lower()}"
+    take_claim(claim)
     try:
         in_way = _same_name(parent, name) or (taken() if taken else None)
         if in_way:
             raise NameTaken(in_way)
-        staging.mkdir()
-        write_first(staging)
-        os.rename(staging, parent / name)
+        write_first(claim)
+        os.rename(claim, parent / name)
         return parent / name
     finally:
-        if os.path.lexists(staging):  # only when the claim failed half-way
-            import shutil
-            shutil.rmtree(staging, ignore_errors=True)
-        try:
-            lock.unlink()
-        except OSError:  # already gone, or locked by a scanner on Windows: it only delays a reuse
-            pass
+        if os.path.lexists(claim):  # refused or interrupted: give the name back
+            _remove(claim)
 
 
-def take_lock(lock):
-    """Creates LOCK exclusively; NameTaken(busy) while another process holds it.
+def take_claim(claim):
+    """Makes the CLAIM folder exclusively; NameTaken(busy) while another process holds it.
 
-    A lock older than STALE_LOCK_SECONDS was left by a process killed mid-claim (SIGKILL, power
+    A claim older than STALE_LOCK_SECONDS was left by a process killed mid-claim (SIGKILL, power
     loss): it is taken over, so a name is never blocked for good.
     """
     for _ in range(2):
         try:
-            os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            claim.mkdir()
             return
         except FileExistsError:
-            if not _stale(lock):
+            if not _stale(claim):
                 break
-            try:
-                os.unlink(lock)
-            except OSError:  # another process took it over first: try once more
-                pass
-    raise NameTaken(f"{lock.parent.name}/{lock.name}", busy=True)
+            _remove(claim)
+    raise NameTaken(f"{claim.parent.name}/{claim.name}", busy=True)
 
 
-def _stale(lock):
+def _stale(claim):
     try:
-        return time.time() - os.stat(lock).st_mtime > STALE_LOCK_SECONDS
+        return time.time() - os.stat(claim).st_mtime > STALE_LOCK_SECONDS
     except OSError:  # gone meanwhile: free to try again
         return True
+
+
+def _remove(path):
+    import shutil  # only for a claim that failed half-way
+    try:
+        shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.unlink(path)
+    except OSError:  # taken over or removed by another process meanwhile
+        pass
 
 
 def _same_name(parent, name):

@@ -267,8 +267,8 @@ def run_command(parser, session):
 def name_taken_text(name, exc):
     in_way = cli.display_path(ROOT / exc.path)
     if exc.busy:
-        return (f"运行名「{name}」正被另一个进程占用（锁文件 {in_way} 存在）：请换一个运行名；若没有别的 harness 在运行，"
-                f"这个锁文件是被强行结束的进程留下的，{cli.STALE_LOCK_SECONDS} 秒后会自动失效，到时可以再用这个名称。")
+        return (f"运行名「{name}」正被另一个进程占用（认领目录 {in_way} 存在）：请换一个运行名；若没有别的 harness 在运行，"
+                f"它是被强行结束的进程留下的，{cli.STALE_LOCK_SECONDS} 秒后会自动失效，到时可以再用这个名称。")
     return f"{in_way} 已存在（运行名不区分大小写）：旧证据不会被覆盖，请换一个新的运行名。"
 
 

@@ -610,8 +610,8 @@ def name_taken_message(exc, args):
     """Why the name cannot be used (exit 2), with a command that would work."""
     in_way = display_path(ROOT / exc.path)
     if exc.busy:
-        return (f"另一个进程正在用名称 {args.run}（不区分大小写）开始循环，锁文件 {in_way} 还在：请换一个新名称。"
-                f"如果没有别的循环在运行，这个锁文件是被强行结束的进程留下的，{cli.STALE_LOCK_SECONDS} 秒后会自动失效。")
+        return (f"另一个进程正在用名称 {args.run}（不区分大小写）开始循环，认领目录 {in_way} 还在：请换一个新名称。"
+                f"如果没有别的循环在运行，它是被强行结束的进程留下的，{cli.STALE_LOCK_SECONDS} 秒后会自动失效。")
     entry = exc.path.split("/", 1)[-1]
     same_case = args.run in (entry, entry[:-3])
     budgets = (f" --max-attempts {args.max_attempts}" if args.max_attempts != 3 else "") + (

@@ -109,22 +109,25 @@ class RecordFolderTest(unittest.TestCase):
         self.assertEqual(caught.exception.path, "runs/x-01")
         self.assertEqual(os.listdir(self.parent), [])
 
-    def test_a_held_lock_makes_the_name_busy(self):
+    def test_a_held_claim_makes_the_name_busy(self):
         self.parent.mkdir()
-        (self.parent / ".lock-demo").touch()
+        (self.parent / ".lock-demo").mkdir()
         with self.assertRaises(cli.NameTaken) as caught:
             cli.create_record_folder(self.parent, "DEMO", self.write)
         self.assertTrue(caught.exception.busy)
+        self.assertEqual(caught.exception.path, "loop-runs/.lock-demo")
         self.assertEqual(sorted(os.listdir(self.parent)), [".lock-demo"])
 
-    def test_a_lock_left_by_a_killed_process_is_taken_over(self):
+    def test_a_claim_left_by_a_killed_process_is_taken_over(self):
         self.parent.mkdir()
-        lock = self.parent / ".lock-demo"
-        lock.touch()
-        old = lock.stat().st_mtime - cli.STALE_LOCK_SECONDS - 5
-        os.utime(lock, (old, old))
+        claim = self.parent / ".lock-demo"
+        claim.mkdir()
+        (claim / "loop.json").write_text("{", encoding="utf-8")  # half a first record
+        old = claim.stat().st_mtime - cli.STALE_LOCK_SECONDS - 5
+        os.utime(claim, (old, old))
         cli.create_record_folder(self.parent, "Demo", self.write)
         self.assertEqual(sorted(os.listdir(self.parent)), ["Demo"])
+        self.assertEqual((self.parent / "Demo" / "loop.json").read_text(encoding="utf-8"), "{}\n")
 
     def test_interrupt_while_writing_leaves_no_folder(self):
         def interrupted(staging):

@@ -646,7 +646,7 @@ class InterruptTest(LoopTestCase):
         real_write = loop_lab.write_json_atomic
 
         def write_with_ctrl_c(path, record):
-            if ".new-" in str(path):  # the first record, written into the staging folder
+            if ".lock-" in str(path):  # the first record, written into the claim folder
                 os.kill(os.getpid(), signal.SIGINT)
             real_write(path, record)
 
