@@ -1,13 +1,29 @@
 """The stop-guard acceptance check, run as a learner runs it: every check passes, fast, no traceback."""
-import json
+import os
+import subprocess
+import sys
 import unittest
 
 from tests.support import WorkspaceTestCase
 
 
 class CheckLoopGuardsTest(WorkspaceTestCase):
+    @classmethod
+    def setUpClass(cls):
+        """Both ways of running the check, started together: they take seconds each and share nothing."""
+        workspace = WorkspaceTestCase("run")
+        workspace.setUp()
+        cls.addClassCleanup(workspace.doCleanups)
+        env = dict(os.environ, PYTHONIOENCODING="utf-8", PYTHONDONTWRITEBYTECODE="1")
+        env.pop("DEEPSEEK_API_KEY", None)
+        script = str(workspace.root / "project" / "check_loop_guards.py")
+        runs = {mode: subprocess.Popen([sys.executable, script, *flags], cwd=workspace.root, env=env, text=True,
+                                       encoding="utf-8", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                for mode, flags in (("lines", []), ("json", ["--json"]))}
+        cls.results = {mode: (proc.communicate(timeout=30), proc.returncode) for mode, proc in runs.items()}
+
     def test_prints_one_pass_line_per_check_on_stdout(self):
-        code, stdout, stderr = self.run_cli("project/check_loop_guards.py", timeout=30)
+        (stdout, stderr), code = self.results["lines"]
         self.assertEqual(code, 0, stdout + stderr)
         self.assertNoTraceback(stderr)
         lines = stdout.splitlines()
@@ -16,7 +32,7 @@ class CheckLoopGuardsTest(WorkspaceTestCase):
         self.assertIn("共 31 项", stderr)
 
     def test_every_check_passes_within_ten_seconds(self):
-        code, stdout, stderr = self.run_cli("project/check_loop_guards.py", "--json", timeout=30)
+        (stdout, stderr), code = self.results["json"]
         summary = self.assertOneJsonLine(stdout)
         lines = stderr.splitlines()
         self.assertEqual(code, 0, stderr)
