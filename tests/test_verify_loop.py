@@ -119,7 +119,7 @@ class HonestRunsTest(VerifyTestCase):
 
 
 class ForgeryTest(VerifyTestCase):
-    """The forgeries SPEC §6 and the lesson list, and the relabellings the issue adds."""
+    """The forgeries docs/loop/TASK.md and the lesson list, and the relabellings the issue adds."""
 
     def test_deleted_artifact(self):
         self.make("del-art", "repair")
@@ -258,7 +258,7 @@ class ForgeryTest(VerifyTestCase):
 
     def test_changed_fingerprint_consistently_recomputed(self):
         def rewrite(rec):
-            # the forger recomputes the combined hash by SPEC §2, written out here on purpose
+            # the forger recomputes the combined hash as docs/harness/TASK.md defines it, written out here on purpose
             entries = rec["context"]["entries"]
             entries["AGENTS.md"] = "0" * 64
             lines = "".join(f"{path}\t{sha}\n" for path, sha in sorted(entries.items()))
