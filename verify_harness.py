@@ -136,8 +136,7 @@ def verify_run(run_dir, course_root=None):
     problems += input_problems(record, run_dir) or step_problems(record, run_dir, course_root)
     result["changed_files"] = changed_files(record, course_root)
     if result["changed_files"]:
-        problems.append("这些文件在运行之后变了：" + "、".join(result["changed_files"])
-                        + "。请找到与记录对应的版本再核对，不要改写运行记录里的指纹。")
+        problems.append(changed_files_note(result["changed_files"], course_root, run_dir.parent.parent))
     if not problems:
         result["result"] = "pass"
     return result
@@ -233,13 +232,22 @@ def unsupported_stop(record):
     return None
 
 
+def changed_files_note(changed, course_root, workspace):
+    """The files whose recorded fingerprint differs, said for the workspace or for a reference copy."""
+    files = "、".join(changed)
+    if Path(os.path.abspath(course_root)) == Path(os.path.abspath(workspace)):
+        return (f"这些文件在运行之后变了：{files}。请找到与记录对应的版本再核对，不要改写运行记录里的指纹。")
+    return (f"运行时用的这些文件与参照的课程文件（{cli.display_path(course_root)}）不同：{files}。"
+            "运行用的不是课程原样的文件：请让运行者用课程原样的文件换一个新名字重新运行，不要改写运行记录里的指纹。")
+
+
 def human_note(record, run_dir):
     shown = cli.display_path(run_dir)
     if record["status"] == "running":
         return (f"{cli.display_path(run_dir / 'run.json')} 仍是 running：运行可能被中断，动作是否完成不明。"
                 f"请核对 {shown} 里 input/ 与 artifact/ 实际留下的文件，再决定是否用新名字重跑。")
     error = record["error"] if type(record["error"]) is dict else {}
-    return (f"运行以 needs_human 结束（{error.get('type')}：{error.get('message')}）："
+    return (f"运行以 needs_human 结束，出现了意外的异常（{error.get('type')}：{error.get('message')}）："
             f"请查看 {cli.display_path(run_dir / 'run.json')} 与 {shown} 里的 artifact/，由人判断原因。")
 
 

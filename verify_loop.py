@@ -557,7 +557,7 @@ class LoopCheck:
         elif record["status"] == "interrupted":
             why = "循环被 Ctrl-C 中断"
         else:
-            why = f"循环因意外情况 {record['error_type']} 停止"
+            why = f"循环因意外情况停止（{gloss(record['error_type'])}）"
         guide = "对照 loop.json 的 handoff " if record["handoff"] is not None else ""
         return (f"{why}，不能按固定情景的预期判断。请{guide}核对 {self.child_list()} 里实际发生的动作和产物，"
                 "不能认定动作没做，也不要清空重跑。")
@@ -569,6 +569,20 @@ class LoopCheck:
                                                               else "（不存在，可能还没创建）")
                       for entry in self.record["attempts"]]
         return "、".join(shown_runs) or f"{self.show('runs')}/（没有子运行）"
+
+
+# What each error_type a loop records means, for the person reading a verdict (the loop's own list
+# is not imported: this copy only explains, it decides nothing).
+ERROR_MEANING = {
+    "ContextChanged": "上下文文件被改动", "EvidenceMismatch": "证据不一致", "FileExistsError": "子运行目录已被占用",
+    "NameTaken": "子运行目录已被占用", "ChildNeedsHuman": "子运行需要人工查看", "ValidationError": "导出规则拒绝了候选",
+    "VerificationError": "产物没有通过独立检查", "PermissionError": "没有读写权限", "FileNotFoundError": "找不到文件",
+    "OSError": "文件读写出错",
+}
+
+
+def gloss(error_type):
+    return f"{ERROR_MEANING.get(error_type, '意外异常')}，error_type {error_type}"
 
 
 def order_problems(events):

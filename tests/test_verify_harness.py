@@ -522,6 +522,11 @@ class CourseRootTest(VerifyCase):
         self.assertEqual(verify_harness.verify_run(run_dir)["result"], "pass")  # honest against its own files
         result = verify_harness.verify_run(run_dir, course_root=reference)
         self.assertEqual((result["result"], result["changed_files"]), ("fail", ["samples/bad-quote.json"]))
+        # against a reference copy nothing changed "after the run": the run used other files
+        self.assertTrue(any(problem.startswith("运行时用的这些文件与参照的课程文件（") and
+                            "不同：samples/bad-quote.json。运行用的不是课程原样的文件" in problem
+                            for problem in result["problems"]), result["problems"])
+        self.assertFalse(any("在运行之后变了" in problem for problem in result["problems"]))
 
     def test_the_reference_notes_are_the_ones_checked(self):
         reference = self.reference_copy()

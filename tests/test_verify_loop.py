@@ -470,6 +470,15 @@ class BudgetAndChildTest(VerifyTestCase):
                                                error_type="EvidenceMismatch", budget=one_attempt))
         self.assertFails("s", "记录了 2 次尝试，超过了 budget.max_attempts=1")
 
+    def test_an_unexpected_stop_is_explained_in_chinese_with_its_error_type(self):
+        handoff = {"stopped_at": "第 2 次尝试之后", "done": [], "decide": "请按 error_type 核对子运行，再决定。",
+                   "inspect": ["loop-runs/s/loop.json", "runs/s-01/run.json", "runs/s-02/run.json"]}
+        with self.forged("s", lambda rec: rec.update(status="needs_human", reason="unexpected_error",
+                                                     handoff=handoff, error_type="ContextChanged")):
+            verdict = self.verdict("s")
+        self.assertEqual(verdict["result"], "needs_human", verdict)
+        self.assertIn("循环因意外情况停止（上下文文件被改动，error_type ContextChanged）", " ".join(verdict["problems"]))
+
     def test_attempt_pointing_at_another_loops_child(self):
         self.forge("r", lambda rec: rec["attempts"][0].update(child_run="runs/s-01"))
         self.assertFails("r", 'attempts 第 1 项', '"runs/s-01"', "runs/r-01")
