@@ -49,6 +49,12 @@ def say(message):
     print(message, file=sys.stderr, flush=True)
 
 
+def command(script, *args):
+    """The command line that runs SCRIPT with ARGS, as the person types it here (`py -3` on Windows)."""
+    python = "py -3" if os.name == "nt" else "python3"
+    return " ".join([python, display_path(script), *map(str, args)])
+
+
 def display_path(path):
     """PATH as the person can type it from the current folder: relative when that stays short."""
     path = Path(path)
@@ -99,7 +105,9 @@ _ARGPARSE_MESSAGES = (
     (r"the following arguments are required: (.+)", "缺少必需的参数：{0}"),
     (r"unrecognized arguments: (.+)", "无法识别的参数：{0}"),
     (r"argument (\S+): invalid choice: (.+?) \(choose from (.+)\)", "参数 {0} 的值 {1} 不在可选范围内（可选：{2}）"),
-    (r"argument (\S+): invalid (\w+) value: (.+)", "参数 {0} 的值 {2} 不是有效的数字"),
+    (r"argument (\S+): invalid int value: (.+)", "参数 {0} 的值 {1} 不是整数"),
+    (r"argument (\S+): invalid float value: (.+)", "参数 {0} 的值 {1} 不是数字"),
+    (r"argument (\S+): invalid (\w+) value: (.+)", "参数 {0} 的值 {2} 无法识别"),
     (r"argument (\S+): expected one argument", "参数 {0} 后面需要一个值"),
     (r"argument (\S+): expected at least one argument", "参数 {0} 后面至少需要一个值"),
     (r"argument (\S+): expected at most one argument", "参数 {0} 后面最多只能有一个值"),
@@ -115,10 +123,10 @@ def chinese(message):
     for pattern, template in _ARGPARSE_MESSAGES:
         match = re.fullmatch(pattern, message)
         if match:
-            return template.format(*match.groups())
+            return template.format(*match.groups()) + "。"
     if re.search(r"[\u4e00-\u9fff]", message):  # already Chinese: one of our own messages
         return message
-    return f"参数无法解析（argparse 的原话：{message}）"
+    return f"参数无法解析（argparse 的原话：{message}）。"
 
 
 class _ChineseHelpFormatter(argparse.HelpFormatter):
@@ -140,6 +148,10 @@ class ChineseArgumentParser(argparse.ArgumentParser):
         self._positionals.title, self._optionals.title = "位置参数", "选项"
         if add_help:
             self.add_argument("-h", "--help", action="help", default=argparse.SUPPRESS, help="显示本帮助并退出")
+
+    def format_help(self):
+        # argparse ends each section title with an ASCII colon; Chinese titles take the full-width one
+        return re.sub(r"^(\S[^\n]*?):$", r"\1：", super().format_help(), flags=re.MULTILINE)
 
     def error(self, message):
         self.print_usage(sys.stderr)

@@ -186,7 +186,7 @@ def status_text(record, run_dir):
                 "，对照引文逐张判断答案是否正确。")
     if record["status"] == "failed":
         return (f"导出被规则拒绝（这是一次已记录的失败，不会自动重试）：{error['message']}"
-                f"可以用 python3 verify_harness.py {cli.display_path(run_dir)} 独立核对这条记录。")
+                f"可以用 {cli.command(ROOT / 'verify_harness.py', run_dir)} 独立核对这条记录。")
     return (f"出现意外情况：{gloss(error['type'])}（{error['type']}：{error['message']}），没有自动重试；"
             f"请查看 {cli.display_path(run_dir / 'run.json')} 里的 error，由人判断原因后用新的运行名重跑。")
 
@@ -234,8 +234,12 @@ def main(argv=None):
 
 def check_command(session):
     result = check()
-    cli.say("环境就绪。" if result["ready"] else f"环境未就绪：缺少 {', '.join(result['missing']) or '无'}；"
-            f"Python {result['python']}（需要 3.11 或更高）。")
+    if result["ready"]:
+        cli.say("环境就绪。")
+    else:
+        missing = "、".join(result["missing"]) or "无"
+        cli.say(f"环境未就绪：缺少 {missing}；Python {result['python']}（需要 3.11 或更高）。缺文件时从课程 ZIP 里"
+                f"重新取出它们（或用你改动前留的备份放回），不要自己重写；然后再运行 {cli.command(ROOT / 'harness.py', '--check')}。")
     session.print_line(result)
     return cli.EXIT_OK if result["ready"] else cli.EXIT_STOP
 
@@ -248,9 +252,11 @@ def run_command(parser, session):
     except ValueError as exc:
         parser.error(str(exc))
     except cli.NameTaken as exc:
-        parser.error(name_taken_text(name, exc))
+        cli.say(name_taken_text(name, sample, exc))
+        return cli.EXIT_USAGE
     except FileNotFoundError as exc:
-        cli.say(f"找不到 {cli.display_path(exc.filename)}：请先运行 python3 harness.py --check 查看缺少哪些文件。")
+        cli.say(f"找不到 {cli.display_path(exc.filename)}：请先运行 {cli.command(ROOT / 'harness.py', '--check')}"
+                " 查看缺少哪些文件。")
         session.print_line(not_started)
         return cli.EXIT_STOP
     except OSError as exc:  # e.g. a file called runs in the way, or a folder that cannot be written
@@ -264,12 +270,34 @@ def run_command(parser, session):
     return EXIT_FOR[record["status"]]
 
 
-def name_taken_text(name, exc):
+def name_taken_text(name, sample, exc):
+    """Why NAME cannot be used (exit 2), with a command that would work."""
     in_way = cli.display_path(ROOT / exc.path)
+    example = cli.command(ROOT / "harness.py", "--run", suggest_name(name, lambda other: run_name_used(ROOT, other)),
+                          "--sample", sample)
     if exc.busy:
-        return (f"运行名「{name}」正被另一个进程占用（认领目录 {in_way} 存在）：请换一个运行名；若没有别的 harness 在运行，"
-                f"它是被强行结束的进程留下的，{cli.STALE_LOCK_SECONDS} 秒后会自动失效，到时可以再用这个名称。")
-    return f"{in_way} 已存在（运行名不区分大小写）：旧证据不会被覆盖，请换一个新的运行名。"
+        return (f"运行名「{name}」正被另一个进程占用（认领目录 {in_way} 存在）：请换一个运行名，例如：{example}。"
+                f"若没有别的 harness 在运行，它是被强行结束的进程留下的，{cli.STALE_LOCK_SECONDS} 秒后会自动失效。")
+    return f"{in_way} 已存在（运行名不区分大小写）：旧证据不会被覆盖，请换一个新的运行名，例如：{example}"
+
+
+def run_name_used(root, name):
+    try:
+        return any(entry.lower() == name.lower() for entry in os.listdir(Path(root) / "runs"))
+    except OSError:
+        return False
+
+
+def suggest_name(name, used, max_len=64):
+    """A free name like NAME: NAME-01 -> NAME-02 ..., otherwise NAME-2, NAME-3 ...; USED(name) says taken."""
+    stem, dash, number = name.rpartition("-")
+    numbered = bool(dash) and number.isdigit()
+    stem, start, width = (stem, int(number) + 1, len(number)) if numbered else (name, 2, 1)
+    for k in range(start, start + 100):
+        candidate = f"{stem}-{k:0{width}d}"
+        if not name_problem(candidate, max_len) and not used(candidate):
+            return candidate
+    return f"{name}-new"
 
 
 def interrupted(session, exc):
@@ -284,7 +312,7 @@ def interrupted(session, exc):
         cli.say(f"{how}：运行已经结束并记录在 {cli.display_path(run_dir / 'run.json')}。")
     elif run_dir is not None and (run_dir / "run.json").is_file():
         cli.say(f"{how}：{cli.display_path(run_dir / 'run.json')} 可能仍是 running，动作是否完成不明；"
-                f"请先用 python3 verify_harness.py {cli.display_path(run_dir)} 核对，再用新的运行名重跑。")
+                f"请先用 {cli.command(ROOT / 'verify_harness.py', run_dir)} 核对，再用新的运行名重跑。")
     else:
         cli.say(f"{how}：运行还没有开始，没有创建运行目录；可以用同一个运行名重新运行。")
     status = record["status"] if record is not None else "interrupted"

@@ -196,15 +196,8 @@ def used_name(root, name):
 
 
 def unused_name(root, name):
-    """A suggestion for the next name: NAME-01 -> NAME-02 ..., otherwise NAME-2, NAME-3 ..."""
-    stem, dash, number = name.rpartition("-")
-    stem, start = (stem, int(number) + 1) if dash and number.isdigit() else (name, 2)
-    width = len(number) if dash and number.isdigit() else 1
-    for k in range(start, start + 100):
-        candidate = f"{stem}-{k:0{width}d}"
-        if not harness.name_problem(candidate, MAX_NAME) and not used_name(root, candidate):
-            return candidate
-    return f"{name}-new"
+    """A suggestion for the next loop name that nothing uses yet."""
+    return harness.suggest_name(name, lambda other: used_name(root, other), MAX_NAME)
 
 
 def new_loop(root, name, scenario, max_attempts=3, max_seconds=30, clock=time.monotonic,
@@ -269,7 +262,7 @@ class OuterLoop:
         except Exception as exc:  # anything unforeseen is for a person, never a retry
             if not self.claimed:
                 raise
-            stop = self.unexpected(type(exc).__name__, str(exc) or repr(exc))
+            stop = self.unexpected(exc)
         try:
             return self.finish(stop)
         except RecordNotSaved as exc:
@@ -361,8 +354,8 @@ class OuterLoop:
     def budget_exhausted(self, number, reason, why):
         say(f"[第 {number} 轮] {why}：不再提出候选，停止（budget_exhausted/{reason}）。")
         if reason == "attempt_budget":
-            decide = ("尝试次数是硬上限：用完就停，即使下一个候选可能通过也不多试（本课 repair --max-attempts 1 "
-                      f"情景演示的正是这一点，这是预期结果）。最后一次反馈在 {self.attempts[-1]['child_run']}/run.json。"
+            decide = ("尝试次数是硬上限：用完就停，即使下一个候选可能通过也不多试（本课用 --max-attempts "
+                      "限制尝试次数时，演示的正是这一点，这是预期结果）。最后一次反馈在 {self.attempts[-1]['child_run']}/run.json。"
                       "请决定是否值得给更多尝试（--max-attempts 最多 5）并用新名称重新运行；在真实项目里，若反馈指向"
                       "候选本身，由候选的作者修正候选后再用新名称运行。本记录保持不动。")
         elif self.attempts:
@@ -433,21 +426,41 @@ class OuterLoop:
                     error_type)
 
     def interrupted(self, exc):
-        by = "终止信号" if interrupt_reason(exc) == "terminated" else "Ctrl-C"
+        by = "终止信号" if interrupt_reason(exc) == "terminated" else " Ctrl-C "
         in_flight = self.attempt_in_flight()
         mark_unknown(in_flight)
-        decide = (self.unknown_attempt_advice(in_flight["child_run"]) if in_flight else "已记录的尝试都已完成；")
-        say(f"已中断（{by}）：{self.where()}。")
+        if in_flight:
+            decide = self.unknown_attempt_advice(in_flight["child_run"])
+        elif self.attempts:
+            decide = "已记录的尝试都已完成；"
+        else:
+            decide = "还没有开始任何尝试，也没有子运行；"
+        say(f"已中断（{by.strip()}）：{self.where()}。")
         return Stop("interrupted", interrupt_reason(exc), self.handoff(
             f"被{by}中断于{self.where()}", decide + "核对后用新名称重新运行，本记录保持不动。"))
 
-    def unexpected(self, error_type, message):
+    def unexpected(self, exc):
+        """Any exception nobody foresaw: for a person, with the file it names (if any) to inspect."""
+        error_type = type(exc).__name__
+        missing = getattr(exc, "filename", None)
+        if isinstance(exc, OSError) and missing:
+            inspect = [self.relative(missing)]  # the record's paths are relative to the workspace
+            what = f"读写 {inspect[0]} 时出错"
+        else:
+            what, inspect = str(exc) or repr(exc), []
         in_flight = self.attempt_in_flight()
         mark_unknown(in_flight)
         advice = self.unknown_attempt_advice(in_flight["child_run"]) if in_flight else ""
-        return self.needs_human(error_type, message, advice + (
+        return self.needs_human(error_type, what, advice + (
             "这不是可以自动重试的普通反馈：请按 error_type 核对“请核对”所列的文件，判断是环境、证据还是程序的问题；"
-            "不要清空重跑，处理后用新名称重新运行。"))
+            "不要清空重跑，处理后用新名称重新运行。"), inspect)
+
+    def relative(self, path):
+        """PATH as the record writes paths: relative to the workspace when it is inside it."""
+        try:
+            return Path(os.path.abspath(path)).relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return str(path)
 
     def unknown_attempt_advice(self, child):
         if (self.root / child / "run.json").is_file():
@@ -479,9 +492,8 @@ class OuterLoop:
 
     def handoff(self, stopped_at, decide, inspect=()):
         """What a person needs to take over: where, what was done, what to look at, what to decide."""
-        done = [f"第 {a['attempt']} 次：export {a['candidate']['sample']} → {a['child_run']}，"
-                f"{a['status'] or a['state']}" + (f"，{explain(a['feedback']['error_type'])}：{a['feedback']['message']}"
-                                                 if a["feedback"] else "")
+        done = [f"第 {a['attempt']} 次：export {a['candidate']['sample']} → {a['child_run']}，{a['status'] or a['state']}"
+                + (f"，{explain(a['feedback']['error_type'])}：{a['feedback']['message'].rstrip('。')}" if a["feedback"] else "")
                 for a in self.attempts] or ["还没有启动任何子运行。"]
         files = [self.rel("loop.json")] + [f"{a['child_run']}/run.json" for a in self.attempts]
         return {"stopped_at": stopped_at, "done": done,
@@ -616,10 +628,9 @@ def name_taken_message(exc, args):
     same_case = args.run in (entry, entry[:-3])
     budgets = (f" --max-attempts {args.max_attempts}" if args.max_attempts != 3 else "") + (
         f" --max-seconds {args.max_seconds:g}" if args.max_seconds != 30 else "")
-    python = "py -3" if os.name == "nt" else "python3"
+    example = cli.command(ROOT / "loop_lab.py", "--run", unused_name(ROOT, args.run), "--scenario", args.scenario)
     return (f"{in_way} 已存在：名称 {args.run} 已经用过{'' if same_case else '（名称不区分大小写）'}。"
-            f"旧记录保持不动，请换一个新名称。例如：{python} {display_path(ROOT / 'loop_lab.py')} "
-            f"--run {unused_name(ROOT, args.run)} --scenario {args.scenario}{budgets}")
+            f"旧记录保持不动，请换一个新名称。例如：{example}{budgets}")
 
 
 def main(argv=None):

@@ -40,18 +40,19 @@ class ChineseParserTest(unittest.TestCase):
         self.assertTrue(out.startswith("用法：demo.py [-h]"), out)
         for english in ("usage:", "options", "positional arguments", "show this help"):
             self.assertNotIn(english, out)
-        self.assertIn("位置参数", out)
-        self.assertIn("选项", out)
+        self.assertIn("\n位置参数：\n", out)
+        self.assertIn("\n选项：\n", out)
         self.assertRegex(out, r"-h, --help +显示本帮助并退出")
 
     def test_errors_are_chinese_and_exit_2(self):
         cases = {
-            (): "缺少必需的参数：PATH",
-            ("p", "--count", "x"): "参数 --count 的值 'x' 不是有效的数字",
-            ("p", "--mode", "c"): "参数 --mode 的值 'c' 不在可选范围内（可选：'a', 'b'）",
-            ("p", "--count"): "参数 --count 后面需要一个值",
-            ("p", "--flag=1"): "参数 --flag 不接受值（收到 '1'）",
-            ("p", "q"): "无法识别的参数：q",
+            (): "缺少必需的参数：PATH。",
+            ("p", "--count", "x"): "参数 --count 的值 'x' 不是整数。",
+            ("p", "--count", "2.5"): "参数 --count 的值 '2.5' 不是整数。",
+            ("p", "--mode", "c"): "参数 --mode 的值 'c' 不在可选范围内（可选：'a', 'b'）。",
+            ("p", "--count"): "参数 --count 后面需要一个值。",
+            ("p", "--flag=1"): "参数 --flag 不接受值（收到 '1'）。",
+            ("p", "q"): "无法识别的参数：q。",
         }
         for argv, expected in cases.items():
             with self.subTest(argv=argv):

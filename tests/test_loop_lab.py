@@ -664,6 +664,37 @@ class InterruptTest(LoopTestCase):
         self.assertEqual(record["attempts"][0]["state"], "unknown")
         self.assertIn("终止信号", record["handoff"]["stopped_at"])
 
+    def test_an_interrupt_before_any_attempt_says_nothing_ran(self):
+        readings = []  # the start, then Ctrl-C at the first budget check, then time as usual
+
+        def ctrl_c_at_the_budget_check():
+            readings.append(0.0)
+            if len(readings) == 2:
+                raise KeyboardInterrupt
+            return 0.0
+
+        record, code = self.loop("no-attempt", "repair", clock=ctrl_c_at_the_budget_check)
+        self.assertEqual((record["status"], len(record["attempts"]), code), ("interrupted", 0, 130))
+        self.assertIn("还没有开始任何尝试，也没有子运行", record["handoff"]["decide"])
+        self.assertNotIn("已记录的尝试都已完成", record["handoff"]["decide"])
+        self.assertIn("被 Ctrl-C 中断于", record["handoff"]["stopped_at"])
+
+    def test_a_missing_file_mid_loop_is_named_and_listed_to_inspect(self):
+        def run_child(root, name, sample):
+            raise FileNotFoundError(2, "No such file or directory", os.path.join(root, "samples", "gone.json"))
+
+        record, code = self.loop("gone", "repair", run_child=run_child)
+        self.assertEqual((record["reason"], record["error_type"], code), ("unexpected_error", "FileNotFoundError", 1))
+        self.assertIn("samples/gone.json", record["handoff"]["inspect"])
+        self.assertNotIn(str(self.root), record["handoff"]["stopped_at"])
+        self.assertIn("找不到文件（FileNotFoundError）", self.said)
+        self.assertIn("samples/gone.json（不存在）", self.said)
+
+    def test_an_attempt_budget_hand_off_fits_any_scenario(self):
+        record, _ = self.loop("stuck-short", "stuck", max_attempts=1)
+        self.assertEqual(record["reason"], "attempt_budget")
+        self.assertNotIn("repair", record["handoff"]["decide"])
+
     @unittest.skipIf(os.name == "nt", "no SIGTERM to send to oneself on Windows")
     def test_a_real_sigterm_while_the_script_runs(self):
         driver = self.root / "sigterm_driver.py"
