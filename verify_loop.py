@@ -466,7 +466,8 @@ class LoopCheck:
             return
         if self.workspace.course.root == self.workspace.root:
             self.verdict.fail("这些文件与循环开始时的指纹不同：" + "、".join(changed)
-                              + "。请找到与记录相符的版本再核对，不要改写记录里的指纹。")
+                              + "。请找到与记录相符的版本再核对（没有 git 时：从课程 ZIP 里重新取出原样的文件，"
+                                "或用改动前留的备份放回），不要改写记录里的指纹。")
         else:
             self.verdict.fail(f"循环开始时这些文件与{self.workspace.course.label()}不同：" + "、".join(changed)
                               + "。学生用的课程文件被改过，这个循环不能算数；请学生换回课程原版文件后用新名称重新运行。")
@@ -559,6 +560,9 @@ class LoopCheck:
         else:
             why = f"循环因意外情况停止（{gloss(record['error_type'])}）"
         guide = "对照 loop.json 的 handoff " if record["handoff"] is not None else ""
+        if not record["attempts"]:
+            return (f"{why}，不能按固定情景的预期判断。循环还没有开始任何尝试，没有子运行：请{guide}核对"
+                    f" {self.show(f'loop-runs/{self.name}/loop.json')} 记下的停止位置，然后用新名称重新运行。")
         return (f"{why}，不能按固定情景的预期判断。请{guide}核对 {self.child_list()} 里实际发生的动作和产物，"
                 "不能认定动作没做，也不要清空重跑。")
 
@@ -1076,6 +1080,25 @@ def class_arguments_problem(args):
                 None)
 
 
+def loop_folders(parser, texts):
+    """The loop folders named on the command line; a claim folder (`.lock-*`) is skipped, not checked."""
+    folders = []
+    for text in texts:
+        path = verify_harness.as_listed(text)  # a link keeps its own name: it is checked, not followed
+        if not os.path.lexists(path):
+            parser.error(f"{text} 不存在：请给出 loop-runs/ 下的循环目录，例如 loop-runs/repair-01（这次没有核对任何目录）。")
+        if not os.path.isdir(path) or path.parent.name != "loop-runs":
+            parser.error(f"{text} 不是 loop-runs/ 下的循环目录：请给出例如 loop-runs/repair-01（这次没有核对任何目录）。"
+                         "用通配符时写 loop-runs/*/，只列出文件夹。")
+        if path.name.startswith("."):
+            say(f"跳过 {display_path(path)}：以点开头的是认领名称时的临时目录，不是循环记录。")
+            continue
+        folders.append(path)
+    if not folders:
+        parser.error("给出的目录里没有循环记录：请给出 loop-runs/ 下的循环目录，例如 loop-runs/repair-01。")
+    return folders
+
+
 def main(argv=None):
     use_safe_console()
     parser, args = parse_arguments(argv)
@@ -1084,13 +1107,7 @@ def main(argv=None):
         if problem:
             parser.error(problem)
         return check_class(parser, Path(args.submissions), args.report, args.csv_file)
-    folders = []
-    for text in args.loop_dirs:
-        path = verify_harness.as_listed(text)  # a link keeps its own name: it is checked, not followed
-        if not os.path.isdir(path) or path.parent.name != "loop-runs":
-            parser.error(f"{text} 不是循环记录目录：请给出 loop-runs/ 下的目录，例如 loop-runs/repair-01"
-                         "（这次没有核对任何目录；用通配符时请先移走 loop-runs/ 里的其他文件）。")
-        folders.append(path)
+    folders = loop_folders(parser, args.loop_dirs)
     workspaces, counts = {}, {"pass": 0, "fail": 0, "needs_human": 0}
     for folder in folders:
         result = verify_loop(folder, workspaces)

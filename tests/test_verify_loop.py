@@ -405,6 +405,33 @@ class CommandLineTest(VerifyTestCase):
         self.assertIn("共核对 3 个循环：pass 2，fail 1，needs_human 0。", stderr)
         self.assertNoTraceback(stderr)
 
+    def test_a_claim_folder_named_by_a_wildcard_is_skipped_not_judged(self):
+        claim = self.root / "loop-runs" / ".lock-left"
+        claim.mkdir()
+        self.addCleanup(claim.rmdir)
+        code, stdout, stderr = self.run_cli("verify_loop.py", "loop-runs/r", "loop-runs/.lock-left")
+        self.assertEqual((code, len(stdout.splitlines())), (0, 1))
+        self.assertIn("跳过 loop-runs/.lock-left：以点开头的是认领名称时的临时目录，不是循环记录。", stderr)
+        code, stdout, stderr = self.run_cli("verify_loop.py", "loop-runs/.lock-left")
+        self.assertEqual((code, stdout), (2, ""))
+
+    def test_a_folder_that_does_not_exist_is_said_so(self):
+        code, stdout, stderr = self.run_cli("verify_loop.py", "loop-runs/nope")
+        self.assertEqual((code, stdout), (2, ""))
+        self.assertIn("loop-runs/nope 不存在：请给出 loop-runs/ 下的循环目录", stderr)
+        self.assertNotIn("移走", stderr)
+
+    def test_an_interrupt_before_any_attempt_names_no_child_run(self):
+        handoff = {"stopped_at": "被 Ctrl-C 中断于第一次尝试开始之前", "done": ["还没有启动任何子运行。"],
+                   "inspect": ["loop-runs/t/loop.json"], "decide": "还没有开始任何尝试，也没有子运行；核对后用新名称重新运行。"}
+        with self.forged("t", lambda rec: rec.update(status="interrupted", reason="keyboard_interrupt",
+                                                     handoff=handoff)):
+            verdict = self.verdict("t")
+        text = " ".join(verdict["problems"])
+        self.assertEqual(verdict["result"], "needs_human", verdict)
+        self.assertIn("循环还没有开始任何尝试，没有子运行", text)
+        self.assertNotIn("实际发生的动作", text)
+
     def test_all_passing_folders_exit_0(self):
         code, stdout, stderr = self.run_cli("verify_loop.py", "loop-runs/r", "loop-runs/p")
         self.assertEqual(code, 0)
