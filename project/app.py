@@ -5,6 +5,7 @@ DEEPSEEK_API_KEY is set (DEEPSEEK_BASE_URL, DEEPSEEK_MODEL, DEEPSEEK_TIMEOUT) an
 not given, else with the offline demo model. This file only wires that loop to a terminal or a
 page, and turns each stop reason into an exit code: 0 answered, 130 interrupted, 1 any other stop.
 """
+import errno
 import json
 import os
 import sys
@@ -18,6 +19,12 @@ from cli import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOP, EXIT_USAGE, ChineseArgume
 
 EXIT_CODES = ("退出码：0 成功（ask：模型给出了回答；serve：按 Ctrl-C 停止网页服务）；"
               "1 受控停止（ask：其他停止原因）；2 参数错误；130 被 Ctrl-C 中断。")
+EXIT_CODES_OF = {  # each subcommand's --help lists only the codes it can end with
+    "ask": "退出码：0 模型给出了回答（包括“笔记中没有找到”）；1 其他停止原因；2 参数错误；130 被 Ctrl-C 中断。",
+    "chat": "退出码：0 用 /quit 或 Ctrl-D 结束对话；2 参数错误；130 开始对话前被 Ctrl-C 中断（对话中只中断当前回答）。",
+    "search": "退出码：0 成功（没有命中也是成功）；1 有笔记文件读不出来；2 参数错误；130 被 Ctrl-C 中断。",
+    "serve": "退出码：0 按 Ctrl-C 停止网页服务；2 参数错误或端口不能用。",
+}
 STOP_TEXT = {
     "answered": "模型给出了回答",
     "token_budget": "下一次请求可能超出这个问题的 token 预算，没有发送",
@@ -32,6 +39,7 @@ STOP_TEXT = {
 }
 STOP_EXIT = {"answered": EXIT_OK, "interrupted": EXIT_INTERRUPTED}  # any other stop: EXIT_STOP
 MAX_QUESTION_CHARS = 2000
+WSAEADDRINUSE = 10048  # Windows' own number for "address in use", in case errno does not carry it
 
 
 class UsageError(Exception):
@@ -50,8 +58,9 @@ def load_model(offline, env=None, on_retry=None):
 
 
 def show_retry(number, wait, asked, error):
-    """Each retry on stderr, so a wait the server asked for is never a silent pause."""
-    why = f"HTTP {error.status}" if error.status else "没有收到完整回应"
+    """Each retry on stderr, naming the failure as the final message would, so no wait is a silent pause."""
+    from assistant.errors import failure_kind
+    why = failure_kind(error)
     if asked is not None:
         say(f"  [重试] 服务端要求等待 {asked:g} 秒（{why}），第 {number} 次重试在 {wait:.2f} 秒后发出。")
     else:
@@ -125,7 +134,8 @@ def show_event(kind, data):
     if kind == "tool_call":
         say(f"  [调用工具] {data['name']}({data['arguments']})")
     elif kind == "tool_result" and data["is_error"]:
-        say(f"  [工具失败] {data['content'][:100]}")
+        from assistant.errors import shortened
+        say(f"  [工具失败] {shortened(data['content'], 100)}")
     elif kind == "reminder":
         say(f"  [循环提醒] 第 {data['turn']} 轮发现同样的调用和结果又出现了一遍，已提醒模型换个做法或直接回答。")
 
@@ -218,7 +228,7 @@ def command_serve(args):
     try:
         server = make_server(args.port, args.offline)
     except OSError as exc:
-        raise UsageError(f"无法在 127.0.0.1:{args.port} 上启动网页（{exc}）。换一个端口，或用 --port 0。")
+        raise UsageError(listen_problem(args.port, exc)) from None
     print_json({"url": server.url})
     say(f"笔记助手网页：{server.url}（只在本机可见；Ctrl-C 停止）")
     try:
@@ -228,6 +238,13 @@ def command_serve(args):
     finally:
         server.server_close()
     return EXIT_OK
+
+
+def listen_problem(port, exc):
+    """Why the page cannot listen on PORT, without errno text; a port in use says what to do."""
+    if exc.errno == errno.EADDRINUSE or getattr(exc, "winerror", None) == WSAEADDRINUSE:
+        return f"端口 {port} 已被占用（可能另一个 serve / mock 还开着）：换一个 --port，或先关掉那个进程。"
+    return f"无法在 127.0.0.1:{port} 上启动网页（系统说明：{exc.strerror or type(exc).__name__}）。换一个端口，或用 --port 0。"
 
 
 # ---- the page -----------------------------------------------------------------------------------
@@ -473,15 +490,17 @@ def build_parser():
     parser = ChineseArgumentParser(
         prog="app.py", description="笔记助手：依据 project/notes 里的笔记回答问题。", epilog=EXIT_CODES)
     commands = parser.add_subparsers(dest="command", metavar="命令", required=True)
-    ask = commands.add_parser("ask", help="问一个问题", epilog=EXIT_CODES,
+    ask = commands.add_parser("ask", help="问一个问题", epilog=EXIT_CODES_OF["ask"],
                               description="问一个问题；工具调用和停止原因显示在 stderr。")
     ask.add_argument("question", metavar="问题", help="问题，例如 \"RAG 的步骤顺序是什么？\"")
-    ask.add_argument("--json", action="store_true",
-                     help="stdout 打印一行 JSON：stop、answer、model、offline、requests、tool_calls、turns、tokens、error")
-    chat = commands.add_parser("chat", help="多轮对话（/reset 清空，/quit 退出）", epilog=EXIT_CODES)
-    search = commands.add_parser("search", help="搜索笔记，打印一行 JSON", epilog=EXIT_CODES)
+    ask.add_argument("--json", action="store_true", help="stdout 只打印一行 JSON（字段见 README）")
+    chat = commands.add_parser("chat", help="多轮对话（/reset 清空，/quit 退出）", epilog=EXIT_CODES_OF["chat"],
+                               description="多轮对话：历史跨问题保留；/reset 清空，/quit 退出，Ctrl-C 中断当前回答。")
+    search = commands.add_parser("search", help="搜索笔记，打印一行 JSON", epilog=EXIT_CODES_OF["search"],
+                                 description="搜索 project/notes 里的笔记，stdout 打印一行 JSON：命中的笔记和片段。")
     search.add_argument("query", metavar="搜索词", help="要查找的短语")
-    serve = commands.add_parser("serve", help="在 127.0.0.1 上打开网页（搜索 + 提问）", epilog=EXIT_CODES)
+    serve = commands.add_parser("serve", help="在 127.0.0.1 上打开网页（搜索 + 提问）", epilog=EXIT_CODES_OF["serve"],
+                                description="在 127.0.0.1 上打开网页（搜索 + 提问），只在本机可见；Ctrl-C 停止。")
     serve.add_argument("--port", type=int, default=8765, help="端口，默认 8765；0 表示自动选择")
     for command in (ask, chat, serve):
         command.add_argument("--offline", action="store_true", help="即使设置了 DEEPSEEK_API_KEY 也用离线演示模型")

@@ -33,6 +33,7 @@ past it, and the heed-reminder mode answers once it sees one. Every mode is list
 in --help and docs/assistant/DESIGN.md with what `ask --json` ends with).
 """
 import argparse
+import errno
 import json
 import re
 import sys
@@ -603,8 +604,11 @@ def main(argv=None):
     try:
         server = MockServer(args.port, args.mode, retry_after=args.retry_after,
                             slow_seconds=args.slow_seconds, trickle_seconds=args.trickle_seconds, log=say)
-    except OSError as exc:
-        say(f"错误：无法在 127.0.0.1:{args.port} 上监听（{exc}）。换一个端口，或用 --port 0。")
+    except OSError as exc:  # no errno text: a port in use is the usual case, and it says what to do
+        in_use = exc.errno == errno.EADDRINUSE or getattr(exc, "winerror", None) == 10048  # 10048: Windows
+        say(f"错误：端口 {args.port} 已被占用（可能另一个 serve / mock 还开着）：换一个 --port，或先关掉那个进程。"
+            if in_use else f"错误：无法在 127.0.0.1:{args.port} 上监听（系统说明：{exc.strerror or type(exc).__name__}）。"
+            "换一个端口，或用 --port 0。")
         return EXIT_USAGE
     print(server.url, flush=True)
     say(f"mock 模型已启动：{server.url}（默认模式 {args.mode}，{args.max_seconds:g} 秒后自动停止；"

@@ -3,6 +3,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -99,8 +100,54 @@ class AskOfflineTest(WorkspaceTestCase):
             port = taken.getsockname()[1]
             code, stdout, stderr = self.run_cli("project/app.py", "serve", "--port", port, "--offline")
         self.assertEqual((code, stdout), (2, ""))
-        self.assertIn(f"127.0.0.1:{port}", stderr)
+        self.assertIn(f"端口 {port} 已被占用（可能另一个 serve / mock 还开着）：换一个 --port，或先关掉那个进程。", stderr)
+        self.assertNotIn("Errno", stderr)
         self.assertNoTraceback(stderr)
+
+    def help_text(self, *argv, columns):
+        with patching.patch.dict(os.environ, {"COLUMNS": str(columns)}), \
+                contextlib.redirect_stdout(io.StringIO()) as out, self.assertRaises(SystemExit) as ended:
+            app.main([*argv, "--help"])
+        self.assertEqual(ended.exception.code, 0)
+        return out.getvalue()
+
+    def test_each_subcommand_help_has_a_description_and_only_its_exit_codes(self):
+        codes = {"ask": ["0", "1", "2", "130"], "chat": ["0", "2", "130"], "search": ["0", "1", "2", "130"],
+                 "serve": ["0", "2"]}
+        for command, expected in codes.items():
+            with self.subTest(command=command):
+                lines = self.help_text(command, columns=200).splitlines()
+                self.assertTrue(lines[0].startswith("用法："))
+                self.assertEqual(lines[1], "")
+                self.assertNotIn(lines[2], ("", "位置参数：", "选项："))  # a description line under the usage
+                exit_line = next(line for line in lines if line.startswith("退出码："))
+                self.assertEqual(re.findall(r"(?:：|；)(\d+) ", exit_line), expected)
+
+    def test_ask_help_never_splits_an_identifier(self):
+        for columns in (40, 60, 80, 100, 120):
+            with self.subTest(columns=columns):
+                words = set(re.findall(r"[a-z]+_[a-z_]*", self.help_text("ask", columns=columns)))
+                self.assertLessEqual(words, {"max_tokens", "token_budget"})
+
+    def test_each_retry_line_names_the_failure_as_the_final_message_does(self):
+        from assistant import errors
+        cases = [(errors.APIConnectionError("连接被拒绝：这个地址和端口上没有服务在监听"), "连接被拒绝"),
+                 (errors.APITimeoutError("3 秒内没有收到完整回应", 3), "请求超时"),
+                 (errors.IncompleteResponseError("回应正文只收到一部分连接就断了"), "回应不完整"),
+                 (errors.status_error(503, "busy"), "503")]
+        for error, kind in cases:
+            with self.subTest(kind=kind), contextlib.redirect_stderr(io.StringIO()) as err:
+                app.show_retry(1, 0.5, None, error)
+                self.assertIn(f"[重试] {'HTTP ' if kind == '503' else ''}{kind}", err.getvalue())
+                self.assertIn("第 1 次重试", err.getvalue())
+                self.assertIn(kind, errors.describe_api_error(error))
+
+    def test_a_tool_failure_cut_short_ends_with_an_ellipsis(self):
+        for content, shown in (("找不到笔记 Z99。" * 20, ("找不到笔记 Z99。" * 20)[:100] + "……"),
+                               ("找不到笔记 Z99。", "找不到笔记 Z99。")):
+            with self.subTest(length=len(content)), contextlib.redirect_stderr(io.StringIO()) as err:
+                app.show_event("tool_result", {"is_error": True, "content": content})
+                self.assertEqual(err.getvalue(), f"  [工具失败] {shown}\n")
 
     def test_chat_answers_resets_and_quits(self):
         code, stdout, stderr = self.run_app("chat", stdin=f"{QUESTION}\n/oops\n/reset\n/quit\n")

@@ -109,6 +109,16 @@ class ErrorClasses(unittest.TestCase):
             self.assertIn(phrase, message)
         self.assertEqual(len(set(messages)), len(messages))
 
+    def test_a_server_text_cut_short_ends_with_an_ellipsis(self):
+        long_text = "no-usage、heed-reminder " * 20  # 480 characters, more than a message quotes
+        message = errors.describe_api_error(errors.ServerReportedError(long_text, 200))
+        quoted = message[message.index("“") + 1:message.index("”")]
+        self.assertTrue(quoted.endswith("……"), quoted)
+        self.assertTrue(long_text.startswith(quoted[:-2]))
+        self.assertLess(len(quoted), len(long_text))
+        whole = errors.describe_api_error(errors.ServerReportedError("upstream overloaded", 200))
+        self.assertIn("“upstream overloaded”", whole)  # a text that fits is quoted as it is, without "……"
+
     def test_reset_hint_only_in_chat(self):
         exc = errors.status_error(400, CONTEXT_400["error"]["message"])
         self.assertIn("/reset", errors.describe_api_error(exc, chat=True))
@@ -469,7 +479,8 @@ class OtherServers(LoopbackCase):
     def test_a_2xx_that_is_not_json_says_what_it_looks_like_and_is_not_retried(self):
         stream = 'data: {"choices": [{"delta": {"content": "你"}}]}\n\ndata: [DONE]\n\n'
         for body, phrase in ((stream, "流式回应（SSE）"), ("<html><body>hi</body></html>", "HTML 页面"),
-                             ("", "正文是空的"), ("Service OK", "开头是“Service OK”")):
+                             ("", "正文是空的"), ("Service OK", "开头是“Service OK”"),
+                             ("Service OK " * 10, "开头是“" + ("Service OK " * 10)[:60] + "……”")):
             with self.subTest(phrase=phrase):
                 chat = self.make(self.serve((200, {}, body)))
                 with self.assertRaises(errors.ReplyError) as caught:

@@ -1,6 +1,7 @@
 """The failing mock model: its own history validation, per-request modes, sessions, counters, CLI."""
 import http.client
 import json
+import socket
 import time
 import subprocess
 import sys
@@ -303,6 +304,17 @@ class MockCommandTest(WorkspaceTestCase):
         self.assertIn("第 1 次请求", stderr)
         self.assertIn("retry-count=0", stderr)
         self.assertIn("-> 429", stderr)
+        self.assertNoTraceback(stderr)
+
+    def test_a_port_in_use_is_named_without_errno_text(self):
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            port = taken.getsockname()[1]
+            code, stdout, stderr = self.run_cli("project/mock_model.py", "--port", port)
+        self.assertEqual((code, stdout), (2, ""))
+        self.assertIn(f"端口 {port} 已被占用（可能另一个 serve / mock 还开着）：换一个 --port，或先关掉那个进程。", stderr)
+        self.assertNotIn("Errno", stderr)
         self.assertNoTraceback(stderr)
 
     def test_bad_mode_is_refused_in_chinese(self):

@@ -151,7 +151,7 @@ def _looks_like(reply):
         return f"是一个 HTML 页面（{len(reply.body)} 字节），不是模型服务的回应"
     if "event-stream" in reply.headers.get("content-type", "") or text.startswith(("data:", "event:")):
         return "服务端发来的是流式回应（SSE），而请求要的是一次性回应（stream: false）"
-    preview = " ".join(text[:60].split())
+    preview = errors.shortened(text, 60)
     return f"{len(reply.body)} 字节，开头是“{preview}”"
 
 

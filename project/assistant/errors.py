@@ -6,7 +6,8 @@ on them; `describe_api_error` turns each into the sentence the person at the ter
 the network classes), `client` (raises the status and reply classes), `agent` (turns them
 into the stop reasons `api_error` / `context_full`). A server's own words or an exception's
 raw text only ever appear inside a Chinese sentence that says what happened; the raw text is
-kept in `detail` for the machine-readable line.
+kept in `detail` for the machine-readable line. `failure_kind` names a failure for the retry
+line on stderr (app), `shortened` cuts any quoted text for a sentence (client, app).
 """
 
 MAX_DETAIL = 200
@@ -116,10 +117,35 @@ def status_error(status, message, headers=None, raw="") -> APIStatusError:
     return cls(message, status, headers)
 
 
+def shortened(text, limit) -> str:
+    """TEXT on one line, at most LIMIT characters of it; a text cut short ends with '……' so it reads as cut."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit] + "……"
+
+
 def _quoted(exc):
     """The server's words, shortened, inside Chinese quotation marks."""
-    text = " ".join(str(exc.message or "").split())
-    return f"“{text[:MAX_DETAIL]}”" if text else "（没有说明）"
+    text = shortened(exc.message or "", MAX_DETAIL)
+    return f"“{text}”" if text else "（没有说明）"
+
+
+TIMED_OUT = "请求超时"
+INCOMPLETE = "回应不完整"
+
+
+def failure_kind(exc: APIError) -> str:
+    """What went wrong in a few words: '连接被拒绝：…', '请求超时（…）', '回应不完整（…）' or 'HTTP 503'.
+
+    The retry line on stderr says this; the final sentence of `describe_api_error` names the same kind,
+    so the person reads one classification from the first retry to the end.
+    """
+    if isinstance(exc, APITimeoutError):
+        return f"{TIMED_OUT}（{exc.message}）"
+    if isinstance(exc, IncompleteResponseError):
+        return f"{INCOMPLETE}（{exc.message}）"
+    if isinstance(exc, APIConnectionError):
+        return exc.message  # already names the kind: 连接被拒绝 / 找不到这个主机名 / TLS …
+    return f"HTTP {exc.status}" if exc.status else "回应不能用"
 
 
 def _retried(exc):
@@ -166,9 +192,9 @@ _DESCRIPTIONS = (
     (BadRequestError, lambda exc, chat:
         f"错误：请求被拒绝（400），服务端说明：{_quoted(exc)}。请检查 DEEPSEEK_MODEL 等设置。"),
     (APITimeoutError, lambda exc, chat:
-        f"错误：等待模型回应超时（{exc.message}{_retried(exc)}）。请稍后再试，或调大环境变量 DEEPSEEK_TIMEOUT（秒）。"),
+        f"错误：模型 API {TIMED_OUT}（{exc.message}{_retried(exc)}）。请稍后再试，或调大环境变量 DEEPSEEK_TIMEOUT（秒）。"),
     (IncompleteResponseError, lambda exc, chat:
-        f"错误：模型服务的回应不完整（{exc.message}{_retried(exc)}）。请稍后再试；一直这样请检查网络、代理或 DEEPSEEK_BASE_URL。"),
+        f"错误：模型服务的{INCOMPLETE}（{exc.message}{_retried(exc)}）。请稍后再试；一直这样请检查网络、代理或 DEEPSEEK_BASE_URL。"),
     (APIConnectionError, lambda exc, chat:
         f"错误：连不上模型 API（{exc.message}{_retried(exc)}）。请检查网络和 DEEPSEEK_BASE_URL，或加 --offline。"),
     (APIStatusError, _status_description),
