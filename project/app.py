@@ -15,7 +15,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]  # `assistant` and the workspace's `cli`, from any cwd
 
 from cli import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOP, EXIT_USAGE, ChineseArgumentParser,  # noqa: E402
-                 print_json, run, say, use_safe_console)
+                 Terminated, print_json, run, say, use_safe_console)
 
 EXIT_CODES = ("退出码：0 成功（ask：模型给出了回答；serve：按 Ctrl-C 停止网页服务）；"
               "1 受控停止（ask：其他停止原因）；2 参数错误；130 被 Ctrl-C 中断。")
@@ -180,6 +180,9 @@ def command_chat(args):
         except EOFError:
             say("\n再见。")
             return EXIT_OK
+        except Terminated:  # SIGTERM / SIGHUP: the system asks the program to end, not the person to go back
+            say("\n收到终止信号，聊天结束。")
+            return EXIT_INTERRUPTED
         except KeyboardInterrupt:
             say("\n（回到提示符；/quit 或 Ctrl-D 退出）")
             continue

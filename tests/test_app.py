@@ -4,6 +4,7 @@ import io
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -166,6 +167,23 @@ class AskOfflineTest(WorkspaceTestCase):
         stderr = proc.stderr.decode("utf-8")
         self.assertEqual(proc.returncode, 0, stderr)
         self.assertIn("无法识别的字符", stderr)
+        self.assertNoTraceback(stderr)
+
+    @unittest.skipUnless(hasattr(signal, "SIGTERM") and os.name != "nt", "no SIGTERM to send on Windows")
+    def test_chat_ends_on_termination_at_the_prompt(self):
+        env = {key: value for key, value in os.environ.items() if key != "DEEPSEEK_API_KEY"}
+        proc = subprocess.Popen([sys.executable, str(self.root / "project" / "app.py"), "chat"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
+                                env=dict(env, PYTHONIOENCODING="utf-8"))
+        said = ""
+        while "输入问题后回车" not in said:  # the prompt comes right after this line
+            line = proc.stderr.readline()
+            self.assertTrue(line, "chat ended before its prompt")
+            said += line
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=10)
+        self.assertEqual(proc.returncode, 130, said + stderr)
+        self.assertIn("收到终止信号，聊天结束。", stderr)
         self.assertNoTraceback(stderr)
 
     def test_chat_ends_at_end_of_input(self):
