@@ -52,7 +52,9 @@ def say(message):
 def command(script, *args):
     """The command line that runs SCRIPT with ARGS, as the person types it here (`py -3` on Windows)."""
     python = "py -3" if os.name == "nt" else "python3"
-    return " ".join([python, display_path(script), *map(str, args)])
+    words = [display_path(script), *(display_path(arg) if isinstance(arg, Path) else str(arg) for arg in args)]
+    # a folder with a space ("My Documents") must stay one word: double quotes work in every shell
+    return " ".join([python, *(f'"{word}"' if any(ch.isspace() for ch in word) else word for word in words)])
 
 
 def display_path(path):

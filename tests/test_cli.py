@@ -172,6 +172,16 @@ class TerminationTest(unittest.TestCase):
         self.assertIsInstance(caught.exception, KeyboardInterrupt)
 
 
+class CommandTest(unittest.TestCase):
+    def test_a_command_is_typed_as_here_and_a_spaced_path_stays_one_word(self):
+        python = "py -3" if os.name == "nt" else "python3"
+        here = Path.cwd()
+        self.assertEqual(cli.command(here / "loop_lab.py", "--run", "a"), f"{python} loop_lab.py --run a")
+        spaced = here / "My Documents" / "verify_loop.py"
+        self.assertEqual(cli.command(spaced, here / "loop-runs" / "a"),
+                         f'{python} "{os.path.join("My Documents", "verify_loop.py")}" {os.path.join("loop-runs", "a")}')
+
+
 class DisplayPathTest(unittest.TestCase):
     def test_paths_are_relative_to_the_current_folder(self):
         here = Path.cwd()
