@@ -106,7 +106,7 @@ def run(main, interrupted="已中断。"):
 _ARGPARSE_MESSAGES = (
     (r"the following arguments are required: (.+)", "缺少必需的参数：{0}"),
     (r"unrecognized arguments: (.+)", "无法识别的参数：{0}"),
-    (r"argument (\S+): invalid choice: (.+?) \(choose from (.+)\)", "参数 {0} 的值 {1} 不在可选范围内（可选：{2}）"),
+    (r"argument (\S+): invalid choice: '?(.+?)'? \(choose from (.+)\)", "参数 {0} 的值 {1} 不在可选范围内（可选：{2}）"),
     (r"argument (\S+): invalid int value: (.+)", "参数 {0} 的值 {1} 不是整数"),
     (r"argument (\S+): invalid float value: (.+)", "参数 {0} 的值 {1} 不是数字"),
     (r"argument (\S+): invalid (\w+) value: (.+)", "参数 {0} 的值 {2} 无法识别"),
@@ -124,8 +124,8 @@ def chinese(message):
     """argparse's English message in Chinese; one it does not know is quoted inside a Chinese sentence."""
     for pattern, template in _ARGPARSE_MESSAGES:
         match = re.fullmatch(pattern, message)
-        if match:
-            return template.format(*match.groups()) + "。"
+        if match:  # Python's quoting of a list of choices, said the Chinese way
+            return template.format(*(re.sub(r"'?, '?", "、", value).strip("'") for value in match.groups())) + "。"
     if re.search(r"[\u4e00-\u9fff]", message):  # already Chinese: one of our own messages
         return message
     return f"参数无法解析（argparse 的原话：{message}）。"

@@ -261,8 +261,8 @@ def parse_arguments(argv):
         epilog="退出码：0 已导出；1 候选违反机械规则（stderr 给出规则）或文件不可读；2 参数错误或输出目录已存在；"
                "130 被 Ctrl-C 中断。",
     )
-    parser.add_argument("candidate", help="候选 JSON 文件，例如 samples/valid.json（相对路径从当前文件夹算起）")
-    parser.add_argument("--out", required=True, help="新的输出目录（不得已存在）")
+    parser.add_argument("candidate", metavar="CANDIDATE", help="候选 JSON 文件，例如 samples/valid.json（相对路径从当前文件夹算起）")
+    parser.add_argument("--out", required=True, metavar="OUT_DIR", help="新的输出目录（不得已存在）")
     args = parser.parse_args(argv)
     candidate, out_dir = Path(args.candidate), Path(args.out)
     if not candidate.is_file():

@@ -169,7 +169,7 @@ def argument_problem(name, scenario, max_attempts, max_seconds):
         return f"--max-attempts 应为 {ATTEMPTS_RANGE[0]}-{ATTEMPTS_RANGE[1]} 的整数（含第一次尝试），收到 {max_attempts!r}。"
     if type(max_seconds) not in (int, float) or not SECONDS_RANGE[0] <= max_seconds <= SECONDS_RANGE[1]:
         return (f"--max-seconds 应为 {SECONDS_RANGE[0]}-{SECONDS_RANGE[1]} 秒（可以是小数，只在轮次边界检查），"
-                f"收到 {max_seconds!r}。")
+                f"收到 {max_seconds:g}。")
     return None
 
 
@@ -492,9 +492,7 @@ class OuterLoop:
 
     def handoff(self, stopped_at, decide, inspect=()):
         """What a person needs to take over: where, what was done, what to look at, what to decide."""
-        done = [f"第 {a['attempt']} 次：export {a['candidate']['sample']} → {a['child_run']}，{a['status'] or a['state']}"
-                + (f"，{explain(a['feedback']['error_type'])}：{a['feedback']['message'].rstrip('。')}" if a["feedback"] else "")
-                for a in self.attempts] or ["还没有启动任何子运行。"]
+        done = [done_line(a) for a in self.attempts] or ["还没有启动任何子运行。"]
         files = [self.rel("loop.json")] + [f"{a['child_run']}/run.json" for a in self.attempts]
         return {"stopped_at": stopped_at, "done": done,
                 "inspect": files + [rel for rel in inspect if rel not in files], "decide": decide}
@@ -567,6 +565,16 @@ class OuterLoop:
                    else f"{attempt['status']}：机械检查通过，内容待审")
         say(f"[第 {attempt['attempt']} 轮] 尝试 {attempt['attempt']}/{self.max_attempts}：候选 export "
             f"{attempt['candidate']['sample']}，子运行 {self.shown(attempt['child_run'])}，结果 {outcome}")
+
+
+def done_line(attempt):
+    """One attempt as the hand-off's 'what was done' says it."""
+    line = f"第 {attempt['attempt']} 次：export {attempt['candidate']['sample']} → {attempt['child_run']}，"
+    line += attempt["status"] or attempt["state"]
+    feedback = attempt["feedback"]
+    if feedback:
+        line += f"，{explain(feedback['error_type'])}：{feedback['message'].rstrip('。')}"
+    return line
 
 
 def mark_unknown(attempt):

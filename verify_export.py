@@ -327,7 +327,7 @@ def main(argv=None):
         description="独立核对候选 JSON 或导出的产物目录（不导入 export_review.py）。",
         epilog="退出码：0 通过；1 发现问题（逐条写明卡片编号）；2 参数错误；130 被 Ctrl-C 中断。",
     )
-    parser.add_argument("target", help="候选 JSON 文件，或含 review.md 与 cards.json 的产物目录（相对路径从当前文件夹算起）")
+    parser.add_argument("target", metavar="TARGET", help="候选 JSON 文件，或含 review.md 与 cards.json 的产物目录（相对路径从当前文件夹算起）")
     text = parser.parse_args(argv).target
     target = Path(text)
     if not text.strip():

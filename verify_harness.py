@@ -349,11 +349,13 @@ def main(argv=None):
         description="独立核对一次 harness 运行：从目录里的文件重新推导状态。",
         epilog="退出码：0 记录一致（pass）；1 发现问题（fail）或需要人工（needs_human）；2 参数错误；130 被 Ctrl-C 中断。",
     )
-    parser.add_argument("run_dir", help="运行目录，例如 runs/demo-01（相对路径从当前文件夹算起）")
-    run_dir = Path(parser.parse_args(argv).run_dir)
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="运行目录，例如 runs/valid-01（相对路径从当前文件夹算起）")
+    run_dir = as_listed(parser.parse_args(argv).run_dir)  # `runs/VALID-01` names runs/valid-01 where case is ignored
+    if not os.path.lexists(run_dir):
+        parser.error(f"{cli.display_path(run_dir)} 不存在：请给出 runs/ 下的某个运行目录，例如 runs/valid-01。")
     if not os.path.isdir(run_dir) or Path(os.path.abspath(run_dir)).parent.name != "runs":
-        parser.error(f"{cli.display_path(run_dir)} 不是运行目录：请给出 runs/ 下的某个目录，例如 runs/demo-01。")
-    result = verify_run(as_listed(run_dir))
+        parser.error(f"{cli.display_path(run_dir)} 不是运行目录：请给出 runs/ 下的某个目录，例如 runs/valid-01。")
+    result = verify_run(run_dir)
     for problem in result["problems"]:
         cli.say(f"问题：{problem}")
     cli.say(CONCLUSION[result["result"]])

@@ -73,7 +73,8 @@ class AskOfflineTest(WorkspaceTestCase):
         self.assertIn("缺少必需的参数：问题", stderr)
         self.assertNoTraceback(stderr)
         cases = [(("ask", "   "), "问题不能为空"), (("search", " "), "搜索词不能为空"),
-                 (("ask", QUESTION, "--jsn"), "--jsn"), (("fly",), "'fly'"), (("serve", "--port", "99999"), "--port"),
+                 (("ask", QUESTION, "--jsn"), "--jsn"), (("fly",), "的值 fly 不在可选范围内"),
+                 (("serve", "--port", "99999"), "--port"),
                  (("ask", QUESTION, "--max-tokens", "0"), "--max-tokens"),
                  (("chat", "--max-tokens", "-5"), "--max-tokens"), (("ask", QUESTION, "--max-tokens", "many"), "many")]
         for args, named in cases:

@@ -47,11 +47,11 @@ class ChineseParserTest(unittest.TestCase):
     def test_errors_are_chinese_and_exit_2(self):
         cases = {
             (): "缺少必需的参数：PATH。",
-            ("p", "--count", "x"): "参数 --count 的值 'x' 不是整数。",
-            ("p", "--count", "2.5"): "参数 --count 的值 '2.5' 不是整数。",
-            ("p", "--mode", "c"): "参数 --mode 的值 'c' 不在可选范围内（可选：'a', 'b'）。",
+            ("p", "--count", "x"): "参数 --count 的值 x 不是整数。",
+            ("p", "--count", "2.5"): "参数 --count 的值 2.5 不是整数。",
+            ("p", "--mode", "c"): "参数 --mode 的值 c 不在可选范围内（可选：a、b）。",
             ("p", "--count"): "参数 --count 后面需要一个值。",
-            ("p", "--flag=1"): "参数 --flag 不接受值（收到 '1'）。",
+            ("p", "--flag=1"): "参数 --flag 不接受值（收到 1）。",
             ("p", "q"): "无法识别的参数：q。",
         }
         for argv, expected in cases.items():
@@ -178,8 +178,8 @@ class CommandTest(unittest.TestCase):
         here = Path.cwd()
         self.assertEqual(cli.command(here / "loop_lab.py", "--run", "a"), f"{python} loop_lab.py --run a")
         spaced = here / "My Documents" / "verify_loop.py"
-        self.assertEqual(cli.command(spaced, here / "loop-runs" / "a"),
-                         f'{python} "{os.path.join("My Documents", "verify_loop.py")}" {os.path.join("loop-runs", "a")}')
+        spaced_script, run = os.path.join("My Documents", "verify_loop.py"), os.path.join("loop-runs", "a")
+        self.assertEqual(cli.command(spaced, here / "loop-runs" / "a"), f'{python} "{spaced_script}" {run}')
 
 
 class DisplayPathTest(unittest.TestCase):

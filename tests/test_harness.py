@@ -377,8 +377,9 @@ class NameClaimTest(HarnessCase):
         self.assertEqual(caught.exception.path, "runs/Demo")
         code, out, err = self.run_cli("harness.py", "--run", "DEMO", "--sample", "semantic")
         self.assertEqual((code, out), (2, ""))
+        python = "py -3" if os.name == "nt" else "python3"
         self.assertEqual(err, "runs/Demo 已存在（运行名不区分大小写）：旧证据不会被覆盖，请换一个新的运行名，"
-                              f"例如：{'py -3' if os.name == 'nt' else 'python3'} harness.py --run DEMO-2 --sample semantic\n")
+                              f"例如：{python} harness.py --run DEMO-2 --sample semantic\n")
         self.assertEqual(snapshot(self.root / "runs"), before)
         self.assertEqual(sorted(p.name for p in (self.root / "runs").iterdir()), ["Demo"])
 

@@ -304,14 +304,14 @@ class CliTest(VerifyCase):
 
     def test_not_a_directory_exits_2(self):
         run_dir = self.make_run("valid")
-        for target in (self.root / "runs" / "nothing", run_dir / "run.json"):
+        for target, said in ((self.root / "runs" / "nothing", "不存在"), (run_dir / "run.json", "不是运行目录")):
             with self.subTest(target=target.name):
                 code, out, err = run_main(verify_harness.main, str(target))
                 self.assertEqual((code, out), (2, ""))
-                self.assertIn("不是运行目录", err)
+                self.assertIn(said, err)
         code, out, err = self.run_cli("verify_harness.py", "runs/nothing")
         self.assertEqual(code, 2)
-        self.assertIn("runs/nothing 不是运行目录", err)
+        self.assertIn("runs/nothing 不存在：请给出 runs/ 下的某个运行目录，例如 runs/valid-01。", err)
         self.assertNoTraceback(err)
 
     # once a traceback: a failed run whose input copy was deleted
