@@ -65,7 +65,7 @@ def display_path(path):
     except ValueError:  # another drive on Windows: only the full path works
         return str(path)
     climbs = Path(relative).parts[:3].count("..")
-    return relative if climbs <= 2 else str(path.resolve())
+    return relative if climbs <= 2 else os.path.abspath(path)  # not resolved: a link keeps its own name
 
 
 # --- interrupts ----------------------------------------------------------------------------------

@@ -183,6 +183,23 @@ class CommandTest(unittest.TestCase):
 
 
 class DisplayPathTest(unittest.TestCase):
+    @unittest.skipIf(os.name == "nt", "symbolic links need extra rights on Windows")
+    def test_a_far_link_is_shown_by_its_own_name_not_its_target(self):
+        with tempfile.TemporaryDirectory() as folder:
+            root = Path(folder)
+            (root / "a" / "target").mkdir(parents=True)
+            (root / "a" / "link").symlink_to(root / "a" / "target")
+            deep = root / "x" / "y" / "z"  # three folders up and one down: shown as a full path
+            deep.mkdir(parents=True)
+            here = Path.cwd()
+            os.chdir(deep)
+            try:
+                shown = cli.display_path(root / "a" / "link")
+            finally:
+                os.chdir(here)
+            self.assertTrue(os.path.isabs(shown), shown)
+            self.assertEqual(os.path.basename(shown), "link")
+
     def test_paths_are_relative_to_the_current_folder(self):
         here = Path.cwd()
         self.assertEqual(cli.display_path(here / "loop-runs" / "a"), os.path.join("loop-runs", "a"))
