@@ -238,7 +238,9 @@ def changed_files_note(changed, course_root, workspace):
     if Path(os.path.abspath(course_root)) == Path(os.path.abspath(workspace)):
         return (f"这些文件在运行之后变了：{files}。请找到与记录对应的版本再核对（没有 git 时：从课程 ZIP 里重新取出"
                 "原样的文件，或用改动前留的备份放回），不要改写运行记录里的指纹。")
-    return (f"运行时用的这些文件与参照的课程文件（{cli.display_path(course_root)}）不同：{files}。"
+    shown = cli.display_path(course_root)
+    reference = "当前文件夹" if shown == "." else shown
+    return (f"运行时用的这些文件与参照的课程文件（{reference}）不同：{files}。"
             "运行用的不是课程原样的文件：请让运行者用课程原样的文件换一个新名字重新运行，不要改写运行记录里的指纹。")
 
 
