@@ -355,7 +355,8 @@ class OuterLoop:
         say(f"[第 {number} 轮] {why}：不再提出候选，停止（budget_exhausted/{reason}）。")
         if reason == "attempt_budget":
             decide = ("尝试次数是硬上限：用完就停，即使下一个候选可能通过也不多试（本课用 --max-attempts "
-                      "限制尝试次数时，演示的正是这一点，这是预期结果）。最后一次反馈在 {self.attempts[-1]['child_run']}/run.json。"
+                      "限制尝试次数时，演示的正是这一点，这是预期结果）。"
+                      f"最后一次反馈在 {self.attempts[-1]['child_run']}/run.json。"
                       "请决定是否值得给更多尝试（--max-attempts 最多 5）并用新名称重新运行；在真实项目里，若反馈指向"
                       "候选本身，由候选的作者修正候选后再用新名称运行。本记录保持不动。")
         elif self.attempts:

@@ -694,6 +694,14 @@ class InterruptTest(LoopTestCase):
         record, _ = self.loop("stuck-short", "stuck", max_attempts=1)
         self.assertEqual(record["reason"], "attempt_budget")
         self.assertNotIn("repair", record["handoff"]["decide"])
+        self.assertIn("最后一次反馈在 runs/stuck-short-01/run.json。", record["handoff"]["decide"])
+
+    def test_no_hand_off_or_message_shows_an_unfilled_template(self):
+        for name, scenario, options in (("tpl-a", "repair", {"max_attempts": 1}), ("tpl-s", "stuck", {}),
+                                        ("tpl-t", "repair", {"max_seconds": 0}), ("tpl-p", "permission", {})):
+            record, _ = self.loop(name, scenario, **options)
+            for text in (json.dumps(record["handoff"], ensure_ascii=False), self.said):
+                self.assertNotRegex(text, r"\{[^{}\s]*[a-z_][^{}\s]*\}", name)  # e.g. {self.name}
 
     @unittest.skipIf(os.name == "nt", "no SIGTERM to send to oneself on Windows")
     def test_a_real_sigterm_while_the_script_runs(self):
