@@ -22,19 +22,26 @@ inspect. Dot entries under loop-runs/ and runs/ (a name being claimed) are not r
 A class check never writes its report or CSV inside SUBMISSIONS or over a reference course file,
 and shows every name a student chose with its control characters escaped (no faked lines or rows).
 """
-import contextlib
-import hashlib
-import json
-import math
-import os
-import re
-import stat
-from datetime import datetime, timezone
-from pathlib import Path
+try:  # Ctrl-C while Python is still loading this script: a Chinese line and 130, never a traceback
+    import contextlib
+    import hashlib
+    import json
+    import math
+    import os
+    import re
+    import stat
+    from datetime import datetime, timezone
+    from pathlib import Path
 
-import verify_harness
-from cli import (EXIT_OK, EXIT_STOP, ChineseArgumentParser, DuplicateKeyError, display_path, print_json, run, say,
-                 use_safe_console)
+    import verify_harness
+    from cli import (EXIT_OK, EXIT_STOP, ChineseArgumentParser, DuplicateKeyError, display_path, print_json, run,
+                     say, use_safe_console)
+except KeyboardInterrupt:
+    if __name__ != "__main__":
+        raise
+    import sys
+    sys.stderr.buffer.write("已中断：还没有开始核对，什么都没有读写。\n".encode("utf-8"))
+    raise SystemExit(130) from None
 
 # The 14 files a harness run depends on, as docs/harness/TASK.md lists them, and the loop's 16.
 WATCHED_FILES = (

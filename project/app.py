@@ -5,17 +5,27 @@ DEEPSEEK_API_KEY is set (DEEPSEEK_BASE_URL, DEEPSEEK_MODEL, DEEPSEEK_TIMEOUT) an
 not given, else with the offline demo model. This file only wires that loop to a terminal or a
 page, and turns each stop reason into an exit code: 0 answered, 130 interrupted, 1 any other stop.
 """
-import errno
-import json
-import os
 import sys
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent)]  # `assistant` and the workspace's `cli`, from any cwd
+try:  # Ctrl-C while Python is still loading this script: 130 (and the --json line), never a traceback
+    import errno
+    import json
+    import os
+    from pathlib import Path
 
-from cli import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOP, EXIT_USAGE, ChineseArgumentParser,  # noqa: E402
-                 Terminated, print_json, run, say, use_safe_console)
+    HERE = Path(__file__).resolve().parent
+    sys.path[:0] = [str(HERE), str(HERE.parent)]  # `assistant` and the workspace's `cli`, from any cwd
+
+    from cli import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOP, EXIT_USAGE, ChineseArgumentParser,  # noqa: E402
+                     Terminated, print_json, run, say, use_safe_console)
+except KeyboardInterrupt:
+    if __name__ != "__main__":
+        raise
+    if "--json" in sys.argv:
+        sys.stdout.write('{"stop": "interrupted", "answer": "已中断：还没有开始提问。", "model": null, "offline": null, '
+                         '"requests": 0, "tool_calls": []}\n')
+    sys.stderr.buffer.write("已中断：笔记助手还在启动，没有发出任何请求。\n".encode("utf-8"))
+    raise SystemExit(130) from None
 
 EXIT_CODES = ("退出码：0 成功（ask：模型给出了回答；serve：按 Ctrl-C 停止网页服务）；"
               "1 受控停止（ask：其他停止原因）；2 参数错误；130 被 Ctrl-C 中断。")
@@ -150,6 +160,7 @@ def command_ask(args):
     outcome = ask_guarded(model, [], question, args.max_tokens, on_event=show_event)
     if args.json:
         print_json(outcome_record(outcome, model))
+        args.printed = True  # a Ctrl-C from here on must not print a second line
         if outcome.stop != "answered":
             say(outcome.answer)  # the explanation is for the person, not only for the JSON reader
     else:
@@ -531,6 +542,9 @@ def main(argv=None):
         say(f"错误：{exc}")
         return EXIT_STOP
     except KeyboardInterrupt:
+        if getattr(args, "json", False) and not getattr(args, "printed", False):
+            print_json({"stop": "interrupted", "answer": "已中断：还没有开始提问。", "model": None, "offline": None,
+                        "requests": 0, "tool_calls": []})  # --json promises one line, even before the loop
         say("\n已中断。")
         return EXIT_INTERRUPTED
 

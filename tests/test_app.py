@@ -193,6 +193,20 @@ class AskOfflineTest(WorkspaceTestCase):
         self.assertNoTraceback(stderr)
 
 
+class InterruptBeforeTheLoopTest(unittest.TestCase):
+    def test_ctrl_c_while_the_model_is_being_set_up_still_prints_one_json_line(self):
+        def interrupted(*args, **kwargs):
+            raise KeyboardInterrupt
+        out, err = io.StringIO(), io.StringIO()
+        with patching.patch.object(app, "load_model", interrupted), contextlib.redirect_stdout(out), \
+                contextlib.redirect_stderr(err):
+            code = app.main(["ask", "--json", QUESTION])
+        self.assertEqual(code, 130)
+        line = json.loads(out.getvalue())
+        self.assertEqual((line["stop"], line["requests"], out.getvalue().count("\n")), ("interrupted", 0, 1))
+        self.assertNotIn("Traceback", err.getvalue())
+
+
 class AskAgainstMockTest(WorkspaceTestCase):
     """app.py ask --json as a real process against the failing mock: stop, exit code, requests."""
 
