@@ -273,8 +273,8 @@ def run_command(parser, session):
 def name_taken_text(name, sample, exc):
     """Why NAME cannot be used (exit 2), with a command that would work."""
     in_way = cli.display_path(ROOT / exc.path)
-    example = cli.command(ROOT / "harness.py", "--run", suggest_name(name, lambda other: run_name_used(ROOT, other)),
-                          "--sample", sample)
+    free = suggest_name(name, lambda other: run_name_used(ROOT, other), count_on=False)
+    example = cli.command(ROOT / "harness.py", "--run", free, "--sample", sample)
     if exc.busy:
         return (f"运行名「{name}」正被另一个进程占用（认领目录 {in_way} 存在）：请换一个运行名，例如：{example}。"
                 f"若没有别的 harness 在运行，它是被强行结束的进程留下的，{cli.STALE_LOCK_SECONDS} 秒后会自动失效。")
@@ -288,10 +288,14 @@ def run_name_used(root, name):
         return False
 
 
-def suggest_name(name, used, max_len=64):
-    """A free name like NAME: NAME-01 -> NAME-02 ..., otherwise NAME-2, NAME-3 ...; USED(name) says taken."""
+def suggest_name(name, used, max_len=64, count_on=True):
+    """A free name like NAME: NAME-01 -> NAME-02 ..., otherwise NAME-2, NAME-3 ...; USED(name) says taken.
+
+    COUNT_ON=False always appends (-01 -> -01-2): a suggested run name then never ends in two digits,
+    the shape of another program's numbered runs that this file cannot see.
+    """
     stem, dash, number = name.rpartition("-")
-    numbered = bool(dash) and number.isdigit()
+    numbered = count_on and bool(dash) and number.isdigit()
     stem, start, width = (stem, int(number) + 1, len(number)) if numbered else (name, 2, 1)
     for k in range(start, start + 100):
         candidate = f"{stem}-{k:0{width}d}"

@@ -383,6 +383,12 @@ class NameClaimTest(HarnessCase):
         self.assertEqual(snapshot(self.root / "runs"), before)
         self.assertEqual(sorted(p.name for p in (self.root / "runs").iterdir()), ["Demo"])
 
+    def test_a_suggested_name_never_ends_in_two_digits(self):
+        harness.run_harness(self.root, "race-01", "valid")
+        code, out, err = self.run_cli("harness.py", "--run", "race-01", "--sample", "valid")
+        self.assertEqual((code, out), (2, ""))
+        self.assertIn("--run race-01-2 --sample valid", err)
+
     def test_a_name_being_claimed_is_refused_and_nothing_is_touched(self):
         runs = self.root / "runs"
         runs.mkdir()
