@@ -12,7 +12,7 @@ import re
 
 from .history import last_question_index
 from .notes import load_notes, normalize
-from .ranking import answer_score, best_sentence, index_of
+from .ranking import MIN_SHARE, answer_score, best_sentence, index_of
 
 LABEL = "【离线演示】"
 MAX_SEARCHES = 4
@@ -119,8 +119,16 @@ def best_hit(searches, question):
     weights = index.query(normalize(question))
     by_id = {note.id: note for note in index.notes}
     scored = [(answer_score(index, by_id[hit["note_id"]], weights) if hit.get("note_id") in by_id else 0.0, -order, hit)
-              for order, hit in enumerate(candidates.values())]
-    return max(scored, key=lambda item: item[:2])[2]
+              for order, hit in enumerate(candidates.values()) if not too_little(index, by_id, hit, weights)]
+    return max(scored, key=lambda item: item[:2])[2] if scored else None
+
+
+def too_little(index, by_id, hit, weights):
+    """A note holding some of the question's terms, but under MIN_SHARE of its weight, does not answer it:
+    one shared word ("Python") must not carry a question about something the notes never mention."""
+    note = by_id.get(hit.get("note_id"))
+    share = index.score(note, weights)[1] if note else 0.0
+    return 0.0 < share < MIN_SHARE
 
 
 def _quote_answer(note, results):

@@ -25,6 +25,7 @@ import re
 TITLE_WEIGHT = 3
 MIN_SHARE = 0.45
 UNKNOWN_TERM_WEIGHT = 1.5
+UNKNOWN_WORD_WEIGHT = 2 * UNKNOWN_TERM_WEIGHT  # an unknown Latin word is usually the question's subject
 SEAM_DAMPING = 0.5
 K1, B = 1.2, 0.75
 SNIPPET_CHARS = 100
@@ -113,6 +114,9 @@ class Index:
         found = terms(text)
         weights = {}
         for position, term in enumerate(found):
+            if term.isascii() and not self.known(term):
+                weights[term] = UNKNOWN_WORD_WEIGHT  # a name or acronym the notes never mention
+                continue
             if self.known(term) or len(term) != 2 or term.isascii():
                 weights[term] = max(self.weight(other) for other in alternatives(term))
                 continue
