@@ -118,17 +118,19 @@ def best_hit(searches, question):
     index = index_of(load_notes().values())
     weights = index.query(normalize(question))
     by_id = {note.id: note for note in index.notes}
+    if mostly_unknown(index, weights):
+        return None
     scored = [(answer_score(index, by_id[hit["note_id"]], weights) if hit.get("note_id") in by_id else 0.0, -order, hit)
-              for order, hit in enumerate(candidates.values()) if not too_little(index, by_id, hit, weights)]
-    return max(scored, key=lambda item: item[:2])[2] if scored else None
+              for order, hit in enumerate(candidates.values())]
+    return max(scored, key=lambda item: item[:2])[2]
 
 
-def too_little(index, by_id, hit, weights):
-    """A note holding some of the question's terms, but under MIN_SHARE of its weight, does not answer it:
-    one shared word ("Python") must not carry a question about something the notes never mention."""
-    note = by_id.get(hit.get("note_id"))
-    share = index.score(note, weights)[1] if note else 0.0
-    return 0.0 < share < MIN_SHARE
+def mostly_unknown(index, weights):
+    """The question is mostly about what no note mentions (terms no note holds carry over 1 - MIN_SHARE of its
+    weight): one shared word ("Python" in "Python 的 GIL 是什么？") must not carry it to a note."""
+    total = sum(weights.values())
+    unknown = sum(weight for term, weight in weights.items() if not index.known(term))
+    return total > 0 and unknown > (1 - MIN_SHARE) * total
 
 
 def _quote_answer(note, results):
