@@ -62,11 +62,11 @@ ATTEMPTS_RANGE = (1, 5)
 SECONDS_RANGE = (0, 300)
 TIMESTAMP = "%Y-%m-%dT%H:%M:%SZ"  # the harness's format: UTC, whole seconds
 # Each error_type a person may read, with what it means in Chinese.
+# The harness's own glosses (file-system errors, VerificationError) serve here too.
 ERROR_MEANING = {
-    "ValidationError": "导出规则拒绝了候选", "VerificationError": "产物没有通过独立检查",
-    "ContextChanged": "上下文文件被改动", "EvidenceMismatch": "证据不一致",
-    "FileExistsError": "子运行目录已被占用", "ChildNeedsHuman": "子运行需要人工查看",
-    "PermissionError": "没有读写权限", "FileNotFoundError": "找不到文件", "OSError": "文件读写出错",
+    **harness.ERROR_GLOSS, "ValidationError": "导出规则拒绝了候选", "ContextChanged": "上下文文件被改动",
+    "EvidenceMismatch": "证据不一致", "FileExistsError": "子运行目录已被占用", "ChildNeedsHuman": "子运行需要人工查看",
+    "OSError": "文件读写出错",
 }
 
 
@@ -593,8 +593,6 @@ def same_failure(earlier, attempt):
 def summary(record):
     return {key: (len(record[key]) if key == "attempts" else record[key])
             for key in ("status", "reason", "semantic_review", "attempts", "actual_api_calls")}
-
-
 
 
 def interrupt_reason(exc):

@@ -525,7 +525,6 @@ def build_parser():
     return parser
 
 
-
 COMMANDS = {"ask": command_ask, "chat": command_chat, "search": command_search, "serve": command_serve}
 
 

@@ -687,7 +687,7 @@ class InterruptTest(LoopTestCase):
         self.assertEqual((record["reason"], record["error_type"], code), ("unexpected_error", "FileNotFoundError", 1))
         self.assertIn("samples/gone.json", record["handoff"]["inspect"])
         self.assertNotIn(str(self.root), record["handoff"]["stopped_at"])
-        self.assertIn("找不到文件（FileNotFoundError）", self.said)
+        self.assertIn("文件或文件夹不存在（FileNotFoundError）", self.said)
         self.assertIn("samples/gone.json（不存在）", self.said)
 
     def test_an_attempt_budget_hand_off_fits_any_scenario(self):
