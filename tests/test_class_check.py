@@ -17,6 +17,7 @@ import sys
 
 from unittest import mock
 
+import class_check
 import loop_lab
 import verify_loop
 from tests.test_loop_lab import SharedWorkspaceTestCase
@@ -236,8 +237,8 @@ class ClassCheckTest(SharedWorkspaceTestCase):
     def test_a_report_is_replaced_whole_or_not_at_all(self):
         report = self.root / "kept.md"
         report.write_text("上一次的报告\n", encoding="utf-8")
-        with mock.patch("verify_loop.os.replace", side_effect=OSError("disk full")), self.assertRaises(OSError):
-            verify_loop.write_text_atomic(report, "# 新报告\n", "utf-8")
+        with mock.patch("class_check.os.replace", side_effect=OSError("disk full")), self.assertRaises(OSError):
+            class_check.write_text_atomic(report, "# 新报告\n", "utf-8")
         self.assertEqual(report.read_text(encoding="utf-8"), "上一次的报告\n")
 
     def test_from_another_folder_paths_are_shown_from_there(self):
@@ -288,7 +289,7 @@ class ClassCheckTest(SharedWorkspaceTestCase):
     def test_a_submissions_folder_it_may_not_list_exits_2_in_chinese(self):
         # root lists every folder whatever its mode, so the refusal is simulated where the folder is listed
         err = io.StringIO()
-        with mock.patch("verify_loop.os.listdir", side_effect=PermissionError(13, "Permission denied")), \
+        with mock.patch("class_check.os.listdir", side_effect=PermissionError(13, "Permission denied")), \
                 contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()) as out, \
                 self.assertRaises(SystemExit) as stop:
             verify_loop.main(["--class", str(self.root / "good")])
