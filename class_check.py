@@ -1,75 +1,150 @@
-"""The class check: every student's submission against the teacher's own course files, and its reports.
+"""The class check: every submission of a class against the teacher's own course files, one row each.
 
-Part of verify_loop (the command line, `--class`). Each student's loops are judged by loop_check.py;
-this file finds the students, sums their loops up per lesson case, and writes the table, the Markdown
-report and the CSV. It does not import loop_lab.py, harness.py or export_review.py. What it shares:
-cli.py's plumbing (paths shown from the current folder, output).
+Part of verify_loop (the command line, `--class`). class_intake.py takes each entry of the class folder in
+(a folder, a ZIP, a Moodle folder holding a ZIP, a workspace nested a few folders down); loop_check.py judges
+each loop; this file sums a student's loops up per lesson case into one row with the reasons a teacher reads in
+ten seconds (each root cause once, with the loops it touches), notices records that two submissions (or two
+places of one) share, and hands the rows to class_report.py. workspace_row() gives one workspace's row exactly
+as the teacher will see it, for the student's own check before handing in.
+
+It does not import loop_lab.py, harness.py or export_review.py. What it shares: cli.py's plumbing (the capped
+reading of evidence, strict JSON, paths shown from the current folder, output).
 """
-import contextlib
+import hashlib
 import os
-from pathlib import Path
+import signal
+import tempfile
+from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
+from itertools import combinations, repeat
+from pathlib import Path, PurePosixPath
 
-from cli import EXIT_OK, EXIT_STOP, display_path, print_json, say
+import class_report
+from class_intake import Submission, checked_evidence, class_entries, student_and_id, taken_in
+from cli import EXIT_OK, EXIT_STOP, display_path, loads_record, read_evidence, say, to_lf
 from loop_check import check_loop
-from loop_records import CASES, DEFAULT_BUDGET, LOOP_FILES, CourseFiles, Workspace, is_link, visible
+from loop_records import CASES, DEFAULT_BUDGET, CourseFiles, Workspace
+
+HERE = Path(__file__).resolve().parent
+POOL_FROM, MAX_WORKERS = 64, 8  # submissions from which the check uses every core; at most this many processes
+RECORD_CAP = 2 ** 20  # a loop.json or run.json is far below 1 MiB; a bigger one is judged by the loop check
+CONTRADICTION = ("与证据不符", "没有证据支持")  # how the loop check words a stop the evidence does not support
+row_text = class_report.row_text
 
 
-def table_cell(text):
-    return visible(text).replace("|", "\\|")
+class TeacherCourse(CourseFiles):
+    """The teacher's course files, named the same way whoever runs the check and from wherever."""
+
+    def label(self):
+        return "老师的课程文件"
 
 
-def spreadsheet_cell(text):
-    """A CSV cell Excel shows as text: one starting with = + - @ would be run as a formula."""
-    text = visible(text)
-    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+def teacher_course():
+    """The reference course files: the workspace holding this file."""
+    return TeacherCourse(HERE)
 
 
-# --- a whole class -------------------------------------------------------------------------------
+# --- one submission ------------------------------------------------------------------------------
 
-def find_students(submissions):
-    """(student folders, skipped (path, why)) in SUBMISSIONS, in code-point order of their names."""
-    students, skipped = [], []
-    try:
-        names = sorted(os.listdir(submissions))
-    except OSError as exc:  # no permission to list it: no student can be read
-        return [], [(submissions, f"无法列出里面的内容（{type(exc).__name__}），请确认有读取权限")]
-    for name in names:
-        path = submissions / name
-        if os.path.isdir(path / "loop-runs") or (is_link(path) and os.path.isdir(path)):
-            students.append(path)  # a student folder that is a link is listed too, and fails
-        elif os.path.isdir(path):
-            skipped.append((path, "里面没有 loop-runs/ 文件夹" + deeper_hint(path)))
-        else:
-            skipped.append((path, "不是文件夹"))
-    return students, skipped
+class Checked:
+    """One submission once checked: its loops, what is missing, and what the class adds (shared records)."""
+
+    def __init__(self, submission, entry_shown):
+        self.student, self.student_id = submission.student, submission.student_id
+        self.entry, self.entry_name, self.source = entry_shown, Path(entry_shown).name, submission.source
+        self.where = ""  # the workspace inside the submission, when it is not the top
+        self.loops, self.strays, self.records, self.copies = [], [], [], []
+        self.refused = [submission.refused] if submission.refused else []
+        self.packaging = submission.packaging
+        self.reasons = []
+        self.row = None
+
+    def finish(self, course_label):
+        """Sets the row and its reasons from everything known about this submission."""
+        cases = {case: case_state([loop for loop in self.loops if loop["case"] == case]) for case, _, _ in CASES}
+        unread = self.packaging or self.refused  # a submission not read misses nothing: it was not looked at
+        missing = [] if unread else [case for case, state in cases.items() if state == "missing"]
+        self.reasons = ([Reason(self.packaging)] if self.packaging else
+                        reasons(self.refused, self.loops, self.copies, missing, course_label))
+        self.row = {"student": self.student, "id": self.student_id, "result": self.result(missing),
+                    "cases": cases, "loops": len(self.loops), "problems": [reason.text for reason in self.reasons]}
+        return self
+
+    def result(self, missing):
+        """packaging (nothing checked) before fail, then needs_human (copies too), then incomplete, then pass."""
+        results = {loop["result"] for loop in self.loops}
+        if self.packaging:
+            return "packaging"
+        if self.refused or "fail" in results:
+            return "fail"
+        if "needs_human" in results or self.copies:
+            return "needs_human"
+        return "incomplete" if missing else "pass"
 
 
-def deeper_hint(folder):
-    """Where a zip put the records one level too deep, if it did."""
-    try:
-        nested = sorted(entry.name for entry in os.scandir(folder)
-                        if entry.is_dir() and os.path.isdir(os.path.join(entry.path, "loop-runs")))
-    except OSError:
-        return ""
-    if not nested:
-        return ""
-    return f"（在更深一层的 {display_path(folder / nested[0])} 里找到了：请把 loop-runs/ 和 runs/ 直接放在学生文件夹下）"
+class Reason:
+    """One line of a row's reasons: the teacher's words, and the student's (never naming anyone else)."""
+
+    def __init__(self, text, for_student=None):
+        self.text = class_report.shortened(text)
+        self.for_student = class_report.shortened(for_student or text)
 
 
-def check_student(folder, course):
-    """One student's summary line (with the loops' own results kept for the report) and stray entries."""
-    if is_link(folder):
-        refused = f"{display_path(folder)} 是符号链接或联接点：提交必须是学生自己的文件夹，没有核对里面的内容。"
-        return student_summary(folder.name, [], [refused]), []
-    workspace = Workspace(folder, course)
-    loops, strays = [], []
-    for name, linked in sorted(workspace.loops().items()):
-        path = folder / "loop-runs" / name
+def check_entry(entry, course, scratch):
+    """The Checked of one entry of the class folder; a ZIP's copy in SCRATCH is gone when this returns."""
+    with taken_in(entry, scratch) as submission:
+        item = Checked(submission, display_path(entry))
+        if submission.workspace is not None:
+            check_workspace(item, submission.root, submission.workspace, course)
+        return item
+
+
+def check_workspace(item, root, workspace, course):
+    """Checks every loop of WORKSPACE into ITEM; paths are said relative to ROOT, the submission."""
+    relative = relative_to(root)
+    item.where = "/".join(Path(workspace).relative_to(root).parts)
+    folders = Workspace(workspace, course)
+    for name, linked in sorted(folders.loops().items()):
+        path = Path(workspace) / "loop-runs" / name
         if linked or os.path.isdir(path):
-            loops.append(check_loop(path, workspace).result())
+            item.loops.append(loop_summary(check_loop(path, folders), course, relative))
         else:
-            strays.append((path, "不是循环目录（loop-runs/ 里只应有循环文件夹）"))
-    return student_summary(folder.name, loops, workspace.problems()), strays
+            item.strays.append(relative(display_path(path)))
+    item.refused += [relative(problem) for problem in folders.problems()]
+    item.records = record_keys(folders, PurePosixPath(*Path(workspace).relative_to(root).parts))
+
+
+def relative_to(root):
+    """A function saying a text's paths relative to ROOT instead of the current folder."""
+    shown = display_path(root)
+    prefixes = {shown + os.sep, shown + "/"} if shown != "." else set()
+
+    def relative(text):
+        for prefix in prefixes:
+            text = text.replace(prefix, "")
+        return text
+    return relative
+
+
+def loop_summary(check, course, relative):
+    """One loop's result for the row and the report, with its lesson case and the course files it ran on that differ."""
+    result = check.result()
+    summary = {key: result.get(key) for key in ("run", "result", "scenario", "budget")}
+    summary.update(folder=relative(result["folder"]), paths=[relative(path) for path in result["paths"]],
+                   problems=[relative(problem) for problem in result["problems"]],
+                   notes=[relative(note) for note in result.get("notes", [])])
+    summary["case"] = case_of(summary)
+    summary["course"] = changed_course_files(check.record, course) if result["result"] != "pass" else ()
+    return summary
+
+
+def changed_course_files(record, course):
+    """The course files whose recorded hash at the loop's start differs from the teacher's copy."""
+    context = record.get("context") if type(record) is dict else None
+    entries = context.get("entries") if type(context) is dict else None
+    if type(entries) is not dict:
+        return ()
+    return tuple(rel for rel, sha in sorted(course.entries().items()) if entries.get(rel) != sha)
 
 
 def case_of(loop):
@@ -86,109 +161,236 @@ def case_of(loop):
 def case_state(loops):
     """fail if a loop of the case fails, else pass if one passes, else needs_human, else missing."""
     results = {loop["result"] for loop in loops}
-    for state in ("fail", "pass", "needs_human"):
-        if state in results:
-            return state
-    return "missing"
+    return next((state for state in ("fail", "pass", "needs_human") if state in results), "missing")
 
 
-def student_summary(student, loops, student_problems):
-    cases = {case: case_state([loop for loop in loops if case_of(loop) == case]) for case, _, _ in CASES}
-    missing = [case for case, state in cases.items() if state == "missing"]
-    problems = list(student_problems)
-    problems += [f"{loop['folder']}：{problem}" for loop in loops for problem in loop["problems"]]
-    if not student_problems:  # a refused submission is not incomplete: it was not read
-        problems += [f"缺少情景「{case}」：没有 scenario 与预算恰好是这一行的循环。" for case in missing]
-    results = {loop["result"] for loop in loops}
-    if student_problems or "fail" in results:
-        result = "fail"
-    elif "needs_human" in results:
-        result = "needs_human"
-    elif missing:
-        result = "incomplete"
-    else:
-        result = "pass"
-    return {"student": student, "result": result, "cases": cases, "loops": len(loops), "problems": problems,
-            "detail": {"loops": loops, "student_problems": list(student_problems), "missing": missing}}
+# --- reasons a teacher reads in ten seconds ------------------------------------------------------
+
+def reasons(refused, loops, copies, missing, course_label):
+    """Each root cause once, in this order: what refused the submission, a stop the evidence contradicts, course
+    files that differ (with the loops they touch), the failing loops' problems, shared records, what needs a
+    person, the missing cases. A problem several loops share is one line naming them."""
+    first, causes, grouped = [], defaultdict(list), defaultdict(list)
+    for loop in sorted(loops, key=lambda loop: loop["result"] != "fail"):
+        for problem in loop["problems"]:
+            if any(words in problem for words in CONTRADICTION):
+                first.append(f"{loop['folder']}：{problem}")
+            elif not any(rel in problem for rel in loop["course"]):  # one changed course file is said once below
+                grouped[problem].append(loop["folder"])
+        if loop["course"]:
+            causes[loop["course"]].append(loop["run"])
+    found = [Reason(text) for text in [*refused, *first]]
+    found += [Reason(f"{'、'.join(files)} 与{course_label}不同（影响 {len(runs)} 个循环：{listed(runs)}）："
+                     "运行时用的课程文件被改过，这些循环不能算数；请学生换回课程原版文件后用新名称重新运行。")
+              for files, runs in causes.items()]
+    fails = {problem: folders for problem, folders in grouped.items() if fails_in(problem, loops)}
+    found += [Reason(one_line(problem, folders)) for problem, folders in fails.items()]
+    found += copies
+    found += [Reason(one_line(problem, folders)) for problem, folders in grouped.items() if problem not in fails]
+    if missing:
+        found.append(Reason(f"缺少情景{'、'.join(f'「{case}」' for case in missing)}：没有 scenario 与预算恰好是"
+                            f"{'这一行' if len(missing) == 1 else '这些行'}的循环。"))
+    return found
 
 
-def class_table(students):
-    """The student x case table, as Markdown (readable as plain text on a console too)."""
-    header = ["学生", "结果", *(case for case, _, _ in CASES), "循环数"]
-    rows = [[s["student"], s["result"], *s["cases"].values(), str(s["loops"])] for s in students]
-    return ["| " + " | ".join(map(table_cell, cells)) + " |" for cells in [header, ["---"] * len(header), *rows]]
+def fails_in(problem, loops):
+    return any(loop["result"] == "fail" and problem in loop["problems"] for loop in loops)
 
 
-def class_totals(students):
-    states = ("pass", "incomplete", "fail", "needs_human")
-    counts = {state: sum(student["result"] == state for student in students) for state in states}
-    return (f"全班 {len(students)} 人：pass {counts['pass']}，incomplete {counts['incomplete']}，"
-            f"fail {counts['fail']}，needs_human {counts['needs_human']}。")
+def one_line(problem, folders):
+    if len(folders) == 1:
+        return f"{folders[0]}：{problem}"
+    return f"{problem}（影响 {len(folders)} 个循环：{listed(folders)}）"
 
 
-def student_section(student):
-    """The report's section of one student: each loop's problems with the paths to look at."""
-    detail = student["detail"]
-    lines = [f"## {visible(student['student'])}：{student['result']}", ""]
-    lines += [f"- {visible(problem)}" for problem in detail["student_problems"]]
-    for loop in detail["loops"]:
-        case = case_of(loop) or "不属于六个情景，不计入"
-        if loop["result"] == "pass" and case_of(loop):
-            continue
-        lines.append(f"- `{visible(loop['folder'])}`（{case}）：{loop['result']}；查看 "
-                     + "、".join(f"`{visible(path)}`" for path in loop["paths"]))
-        lines += [f"  - {visible(problem)}" for problem in loop["problems"]]
-    if not detail["student_problems"]:
-        lines += [f"- 缺少情景「{case}」：请学生运行这一行的命令后重新提交。" for case in detail["missing"]]
-    if len(lines) == 2:
-        lines.append("六个情景都有通过的循环，没有问题。")
-    return lines + [""]
+def listed(names, most=6):
+    return "、".join(names[:most]) + (f" 等 {len(names)} 个" if len(names) > most else "")
 
 
-def class_report(submissions, course, students):
-    lines = [f"# 全班核对：{visible(display_path(submissions))}", "",
-             f"对照的是{course.label()}（笔记、样例、受监视文件），不用学生提交里的副本。", "",
-             class_totals(students), "", *class_table(students), ""]
-    for student in students:
-        lines += student_section(student)
-    return "\n".join(lines).rstrip("\n") + "\n"
+# --- records two submissions share ---------------------------------------------------------------
 
-
-def class_csv(students):
-    import csv
-    import io
-
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow(["student", "result", *(case for case, _, _ in CASES), "loops"])
-    for student in students:
-        writer.writerow([spreadsheet_cell(student["student"]), student["result"], *student["cases"].values(),
-                         student["loops"]])
-    return out.getvalue()
-
-
-def write_text_atomic(path, text, encoding):
-    """A derived report replaces the previous one whole: a reader never sees half of it."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_bytes(text.encode(encoding))
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):  # nothing half-written stays behind
-            tmp.unlink()
-        raise
-
-
-def write_outputs(submissions, course, results, report, csv_file):
-    """--report and --csv; False (said in Chinese) when one cannot be written."""
-    outputs = ((report, lambda: class_report(submissions, course, results), "utf-8"),
-               (csv_file, lambda: class_csv(results), "utf-8-sig"))
-    for target, render, encoding in outputs:
-        if not target:
-            continue
+def record_keys(folders, where):
+    """(key, path) of every loop.json and run.json: its random id, and its bytes with line ends made LF."""
+    found = [(where / "loop-runs" / name / "loop.json") for name in sorted(folders.loops())]
+    found += [(where / "runs" / name / "run.json") for name in sorted(folders.runs())]
+    keys = []
+    for rel in found:
         try:
-            write_text_atomic(target, render(), encoding)
+            data = read_evidence(folders.root.joinpath(*rel.parts[len(where.parts):]), RECORD_CAP)
+        except OSError:  # not a plain readable file: the loop check names it
+            continue
+        data = to_lf(data.removeprefix(b"\xef\xbb\xbf"))
+        keys.append((("bytes", hashlib.sha256(data).hexdigest()), str(rel)))
+        record_id = record_identifier(data)
+        if record_id:
+            keys.append((("id", record_id), str(rel)))
+    return keys
+
+
+def record_identifier(data):
+    try:
+        record = loads_record(data)
+    except ValueError:
+        return None
+    value = record.get("id") if type(record) is dict else None
+    return value if type(value) is str and value else None
+
+
+def mark_copies(checked):
+    """Adds to each submission a reason per group of others it shares records with (never a fail by itself).
+
+    Records are grouped by who holds them, not compared pair by pair: a class handing in one record set
+    300 times costs one group, not 45,000 pairs."""
+    holders = defaultdict(set)
+    for index, item in enumerate(checked):
+        for key, rel in item.records:
+            holders[key].add((index, rel))
+    shared, inside = defaultdict(lambda: defaultdict(set)), defaultdict(set)
+    for group in {frozenset(group) for group in holders.values() if len(group) > 1}:
+        mine = defaultdict(list)
+        for index, rel in group:
+            mine[index].append(rel)
+        members = frozenset(mine)
+        for index, rels in mine.items():
+            inside[index].update(combinations(sorted(rels), 2))
+            if len(members) > 1:
+                shared[index][members].update(rels)
+    in_order = {}  # members -> their indexes sorted, worked out once per group
+    for index, item in enumerate(checked):
+        if inside[index]:
+            item.copies.append(inside_copy(sorted(inside[index])))
+        for members, rels in sorted(shared[index].items(), key=lambda pair: sorted(pair[0])):
+            everyone = in_order.setdefault(members, sorted(members))
+            others = [checked[j] for j in everyone[:6] if j != index][:5]
+            item.copies.append(copy_reason(sorted(rels), others, len(members) - 1))
+
+
+def copy_reason(records, others, count):
+    """The reason of a submission sharing RECORDS with COUNT others (OTHERS: the first of them)."""
+    names = [f"{other.student}（{other.student_id}）" if other.student_id else other.student for other in others]
+    shown = "、".join(records[:2]) + (f" 等 {len(records)} 份" if len(records) > 2 else "")
+    people = "、".join(names) + (f" 等 {count} 人" if count > len(names) else "")
+    return Reason(f"与 {people} 的提交含有同一份记录：{shown}。可能是互相拷贝的，也可能另有原因：请老师核对后再定（不会自动判 fail）。",
+                  f"你的提交与另外 {count} 份提交含有同一份记录：{shown}。老师会核对后再定。")
+
+
+def inside_copy(pairs):
+    shown = "、".join(f"{a} 与 {b}" for a, b in pairs[:3]) + (f" 等 {len(pairs)} 对" if len(pairs) > 3 else "")
+    return Reason(f"提交里有几处是同一份记录：{shown}。循环或运行可能是复制后改了名：请老师核对后再定（不会自动判 fail）。")
+
+
+# --- one workspace, as the teacher will see it ----------------------------------------------------
+
+def workspace_row(root, student, course=None, student_id=""):
+    """The row of the workspace ROOT (holding loop-runs/ and runs/) exactly as the class check shows it:
+    {"student", "id", "result", "cases", "loops", "problems"}, paths relative to ROOT. The same intake rules
+    apply (no runs/ beside loop-runs/ is packaging); copies are looked for inside the workspace only."""
+    course = TeacherCourse(course.root if course is not None else HERE)
+    submission = checked_evidence(Submission(root, "工作区").found(root, root))
+    submission.student, submission.student_id = student, student_id
+    item = Checked(submission, display_path(root))
+    if submission.workspace is not None:
+        check_workspace(item, Path(root), Path(root), course)
+    mark_copies([item])
+    return item.finish(course.label()).row
+
+
+# --- a whole class -------------------------------------------------------------------------------
+
+def scratch_base(class_dir):
+    """Where ZIPs are copied out for the check, never inside the class folder: Linux's memory-backed /dev/shm
+    where it can be written (a ZIP's few dozen small files come and go in microseconds there), else the
+    system's temporary folder."""
+    memory = Path("/dev/shm")
+    base = memory if memory.is_dir() and os.access(memory, os.W_OK) else Path(tempfile.gettempdir())
+    return str(Path(class_dir).resolve().parent) if class_report.inside(base, class_dir) else str(base)
+
+
+def check_all(class_dir, entries, course):
+    """Every entry checked (on every core for a big class), then the records they share, then the rows."""
+    course.entries()  # hashed once, before any worker gets its copy
+    with tempfile.TemporaryDirectory(prefix="class-check-", dir=scratch_base(class_dir)) as scratch:
+        checked = checked_entries(entries, course, scratch)
+    mark_copies(checked)
+    return [item.finish(course.label()) for item in checked]
+
+
+def checked_entries(entries, course, scratch):
+    """check_entry of each entry, in order. Submissions are independent, so a class of POOL_FROM or more is
+    shared among one process per core; a smaller one is checked here (a pool's start-up would cost more)."""
+    workers = min(os.cpu_count() or 1, MAX_WORKERS)
+    if workers < 2 or len(entries) < POOL_FROM:
+        return [check_entry(entry, course, scratch) for entry in entries]
+    pool = ProcessPoolExecutor(workers, initializer=quiet_worker)
+    try:
+        return list(pool.map(check_entry, entries, repeat(course), repeat(scratch), chunksize=16))
+    finally:  # Ctrl-C: what is queued is dropped, what runs ends within its chunk
+        pool.shutdown(cancel_futures=True)
+
+
+def quiet_worker():
+    """A worker leaves Ctrl-C and termination to the main process, which stops the pool and says so once."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+
+
+def check_class(parser, args):
+    """`--class`: every entry of the class folder against the course files beside this file."""
+    class_dir, course = Path(args.submissions), teacher_course()
+    entries = listed_entries(parser, class_dir)
+    names = class_report.feedback_names(student_and_id(entry.name)[0] for entry in entries)
+    if args.feedback:
+        problem = class_report.feedback_problem(args.feedback, class_dir, names.values())
+        if problem:
+            parser.error(problem)
+    checked = check_all(class_dir, entries, course)
+    for item in checked:
+        print(class_report.json_line(item.row), flush=True)
+    say_class(checked)
+    written = write_outputs(args, class_dir, course, checked, names)
+    return EXIT_OK if written and all(item.row["result"] == "pass" for item in checked) else EXIT_STOP
+
+
+def listed_entries(parser, class_dir):
+    try:
+        entries = class_entries(class_dir)
+    except OSError as exc:  # no permission to list it: no submission can be read
+        parser.error(f"{class_dir} 无法列出里面的内容（{'没有读取权限' if isinstance(exc, PermissionError) else exc.strerror}），"
+                     "请确认有读取权限。")
+    if not entries:
+        parser.error(f"{class_dir} 里没有学生的提交：每个学生一个文件夹或一个 .zip 压缩包，"
+                     "里面是工作区的 loop-runs/ 和 runs/。")
+    return entries
+
+
+def say_class(checked):
+    for item in checked:
+        for stray in item.strays:
+            say(f"跳过 {class_report.cut(item.entry)} 里的 {class_report.cut(stray)}：不是循环目录（loop-runs/ 里只应有循环文件夹）。")
+    rows = [item.row for item in checked]
+    say("\n".join(class_report.table(rows, class_report.console_cell)))
+    for row in rows:
+        if row["result"] != "pass":
+            say("\n".join(class_report.row_lines(row)))
+    say(class_report.totals(rows))
+
+
+def write_outputs(args, class_dir, course, checked, names):
+    """--report, --csv and --feedback; False (said in Chinese) when one cannot be written."""
+    outputs = []
+    if args.report:
+        outputs.append((args.report, class_report.class_report(display_path(class_dir), CourseFiles.label(course),
+                                                               checked), "utf-8"))
+    if args.csv_file:
+        outputs.append((args.csv_file, class_report.class_csv([item.row for item in checked]), "utf-8-sig"))
+    if args.feedback:
+        outputs += feedback_files(Path(args.feedback), checked, names)
+    for target, text, encoding in outputs:
+        try:
+            Path(target).parent.mkdir(exist_ok=True)
+            class_report.write_text_atomic(target, text, encoding)
         except OSError as exc:
             say(f"无法写出 {display_path(Path(target))}（{exc.strerror or type(exc).__name__}）：核对结果已打印在上面，"
                 "请换一个可以写入的路径再运行一次。")
@@ -196,63 +398,20 @@ def write_outputs(submissions, course, results, report, csv_file):
     return True
 
 
-def say_skipped(strays):
-    for path, why in strays:
-        say(f"跳过 {visible(display_path(path))}：{visible(why)}。")
-
-
-def say_class(students, strays):
-    say_skipped(strays)
-    say("\n".join(class_table(students)))
-    for student in students:
-        if student["problems"]:
-            say(f"{visible(student['student'])}：{student['result']}"
-                + "".join(f"\n  - {visible(p)}" for p in student["problems"]))
-    say(class_totals(students))
-
-
-def check_class(parser, submissions, report, csv_file):
-    """`--class`: every student folder of SUBMISSIONS against the course files beside this file."""
-    course = CourseFiles(Path(__file__).resolve().parent)
-    students, skipped = find_students(submissions)
-    if not students:
-        say_skipped(skipped)
-        parser.error(f"{submissions} 里没有学生的提交：每个学生一个文件夹，里面直接放 loop-runs/ 和 runs/"
-                     "（如果给的是一个学生的工作区，请把它放进以学生命名的文件夹）。")
-    results, strays = [], list(skipped)
-    for folder in students:
-        student, stray = check_student(folder, course)
-        results.append(student)
-        strays += stray
-    for student in results:
-        print_json({key: student[key] for key in ("student", "result", "cases", "loops", "problems")})
-    say_class(results, strays)
-    written = write_outputs(submissions, course, results, report, csv_file)
-    return EXIT_OK if written and all(student["result"] == "pass" for student in results) else EXIT_STOP
-
-
-
-
-def output_file_problem(text, submissions):
-    path = Path(text)
-    if path.resolve().is_relative_to(Path(submissions).resolve()):
-        return (f"{text} 在提交目录 {submissions} 里面：报告不能写进学生的提交（可能覆盖证据），"
-                "请把它写到提交目录之外，例如当前文件夹的 全班.md。")
-    reference = Path(__file__).resolve().parent
-    if path.resolve() in {(reference / rel).resolve() for rel in (*LOOP_FILES, "verify_loop.py", "cli.py")}:
-        return f"{text} 是老师工作区里的课程文件：报告会把它整个替换掉，请换一个报告文件名。"
-    if os.path.isdir(path):  # os.path answers False where pathlib would raise (a name too long, ...)
-        return f"{text} 是一个文件夹：请给出报告文件的路径，例如 class-report.md。"
-    if not os.path.isdir(path.parent):
-        return f"{text} 所在的文件夹不存在：请先建好它，或换一个路径。"
-    return None
+def feedback_files(folder, checked, names):
+    by_student = defaultdict(list)
+    for item in checked:
+        by_student[item.student].append(item)
+    return [(folder / names[student], class_report.feedback(student, items), "utf-8")
+            for student, items in by_student.items()]
 
 
 def class_arguments_problem(args):
+    """Why the class check's arguments cannot be used (Chinese), or None: checked before anything is read."""
     if not os.path.isdir(args.submissions):
         return f"{args.submissions} 不是文件夹：请给出全班提交所在的文件夹。"
-    outputs = [text for text in (args.report, args.csv_file) if text]
+    outputs = [(text, kind) for text, kind in ((args.report, "report"), (args.csv_file, "csv")) if text]
     if len(outputs) == 2 and Path(os.path.abspath(args.report)) == Path(os.path.abspath(args.csv_file)):
         return "--report 和 --csv 不能是同一个文件。"
-    return next((problem for text in outputs for problem in [output_file_problem(text, args.submissions)] if problem),
-                None)
+    return next((problem for text, kind in outputs
+                 for problem in [class_report.target_problem(text, args.submissions, kind)] if problem), None)

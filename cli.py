@@ -3,14 +3,17 @@
 What every script shares: one JSON line on stdout, Chinese explanations on stderr, consoles that
 cannot show Chinese get escapes instead of a crash, `--help` and argument errors in Chinese (exit
 2), Ctrl-C and termination signals turned into one exception, strict JSON reading (a duplicate key
-is an error), atomic record writes, and the claim of a new record folder by name. Verifiers share
-this file with the programs they check because none of it decides a verdict.
+is an error), atomic record writes flushed to disk, the claim of a new record folder by name, safe
+reads of evidence a submission holds (never a link, FIFO or device; never past a cap), line-end
+helpers, and the one table of Chinese glosses of error types. Verifiers share this file with the
+programs they check because none of it decides a verdict.
 """
 import argparse
 import json
 import os
 import re
 import signal
+import stat
 import sys
 import time
 from pathlib import Path
@@ -163,11 +166,20 @@ class ChineseArgumentParser(argparse.ArgumentParser):
 
 # --- records -------------------------------------------------------------------------------------
 
-class DuplicateKeyError(ValueError):
+class RecordError(ValueError):
+    """Bytes that are no record: the message is Chinese; KIND says which way ("empty", "cut", "not_utf8",
+    "not_json", "constant", "too_deep", "duplicate_key")."""
+
+    def __init__(self, message, kind):
+        super().__init__(message)
+        self.kind = kind
+
+
+class DuplicateKeyError(RecordError):
     """A JSON object names the same key twice: which value counts would be up to the reader."""
 
     def __init__(self, key):
-        super().__init__(f"JSON 对象里键 {key!r} 出现了两次")
+        super().__init__(f"JSON 对象里键 {key!r} 出现了两次", "duplicate_key")
         self.key = key
 
 
@@ -190,12 +202,178 @@ def read_json(path):
     return loads_strict(Path(path).read_bytes().decode("utf-8-sig"))
 
 
+MAX_DEPTH = 64  # records nest four or five levels; a deeper one was built to exhaust the reader
+
+
+def _refuse_constant(name):
+    raise RecordError(f"含有 {name}（标准 JSON 没有这样的数）", "constant")
+
+
+def loads_record(data):
+    """A record's bytes (UTF-8, a BOM allowed) as strict JSON: RecordError (a ValueError) otherwise.
+
+    Refused: bytes that are not UTF-8 (UTF-16 among them), an empty or cut text, a duplicate key,
+    NaN/Infinity, nesting deeper than MAX_DEPTH. The top level may be anything: callers say "not an object".
+    """
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        if exc.reason == "unexpected end of data":  # cut in the middle of a character
+            raise RecordError("在结尾处中断（内容不完整，被截断）", "cut") from None
+        raise RecordError("不是 UTF-8 文本（例如被另存成了 UTF-16）", "not_utf8") from None
+    if not text.strip():
+        raise RecordError("是空的", "empty")
+    try:
+        obj = json.loads(text, object_pairs_hook=_object_without_duplicates, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise RecordError(f"嵌套超过 {MAX_DEPTH} 层", "too_deep") from None
+    except json.JSONDecodeError as exc:
+        if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
+            raise RecordError("在结尾处中断（内容不完整，被截断）", "cut") from None
+        raise RecordError(f"不是合法的 JSON（第 {exc.lineno} 行第 {exc.colno} 列）", "not_json") from None
+    except RecordError:
+        raise
+    except ValueError:  # e.g. an integer longer than Python converts
+        raise RecordError("不是合法的 JSON", "not_json") from None
+    if _deeper_than(obj, MAX_DEPTH):
+        raise RecordError(f"嵌套超过 {MAX_DEPTH} 层", "too_deep")
+    return obj
+
+
+def _deeper_than(obj, limit):
+    """True when OBJ nests arrays and objects more than LIMIT levels deep (walked level by level, no recursion)."""
+    level = [obj] if isinstance(obj, (dict, list)) else []
+    for _ in range(limit):
+        level = [child for item in level for child in (item.values() if isinstance(item, dict) else item)
+                 if isinstance(child, (dict, list))]
+        if not level:
+            return False
+    return True
+
+
 def write_json_atomic(path, obj):
-    """Writes PATH.tmp then os.replace: the previous record stays whole until the new one is."""
+    """Writes PATH.tmp, flushes it to disk, then os.replace: the previous record stays whole until the new one is.
+
+    UTF-8 with "\n" line ends on every system, so a record's bytes never depend on where it was written;
+    after the fsync an empty or cut record cannot be left by a crash.
+    """
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    with open(tmp, "wb") as file:
+        file.write((json.dumps(obj, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+        file.flush()
+        os.fsync(file.fileno())
     os.replace(tmp, path)
+
+
+# --- evidence files ------------------------------------------------------------------------------
+
+class EvidenceError(OSError):
+    """An evidence file that is not read: an OSError (a handler of file errors catches it) with a Chinese str()."""
+
+    def __init__(self, path, message):
+        super().__init__(message)
+        self.filename, self.message = str(path), message
+
+    def __str__(self):
+        return self.message
+
+
+class NotRegularFile(EvidenceError):
+    """PATH is not a plain file (a link, FIFO, device, socket or folder); KIND names it in Chinese. Never opened."""
+
+    def __init__(self, path, kind):
+        super().__init__(path, f"{display_path(path)} 是{kind}，不是普通文件")
+        self.kind = kind
+
+
+class TooLarge(EvidenceError):
+    """PATH holds more than CAP bytes: nothing beyond the cap was read."""
+
+    def __init__(self, path, cap):
+        super().__init__(path, f"{display_path(path)} 超过了读取上限（{cap} 字节）")
+        self.cap = cap
+
+
+_JUNCTION = 0xA0000003  # Windows: a mount-point reparse point, a folder link ordinary users can make
+_KINDS = ((stat.S_ISLNK, "符号链接"), (stat.S_ISDIR, "文件夹"), (stat.S_ISFIFO, "命名管道（FIFO）"),
+          (stat.S_ISCHR, "字符设备"), (stat.S_ISBLK, "块设备"), (stat.S_ISSOCK, "套接字"))
+
+
+def entry_kind(status):
+    """What an os.lstat() STATUS describes: "普通文件", "文件夹", "目录联接", "符号链接", "命名管道（FIFO）" ..."""
+    if getattr(status, "st_reparse_tag", 0) == _JUNCTION:
+        return "目录联接"
+    if stat.S_ISREG(status.st_mode):
+        return "普通文件"
+    return next((kind for test, kind in _KINDS if test(status.st_mode)), "特殊文件")
+
+
+def read_evidence(path, cap):
+    """The bytes of PATH, read only when it is a plain file of at most CAP bytes.
+
+    lstat first: a link, FIFO, device, socket or folder raises NotRegularFile and is never opened (a FIFO
+    would block, /dev/zero never ends). The file is opened without blocking or following links and checked
+    again (a swap in between is caught); over CAP raises TooLarge after reading at most CAP + 1 bytes.
+    FileNotFoundError, PermissionError and other OSErrors pass as they are.
+    """
+    kind = entry_kind(os.lstat(path))
+    if kind != "普通文件":
+        raise NotRegularFile(path, kind)
+    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    descriptor = os.open(path, flags)
+    with open(descriptor, "rb", buffering=0) as file:
+        status = os.fstat(descriptor)
+        if entry_kind(status) != "普通文件":
+            raise NotRegularFile(path, entry_kind(status))
+        if status.st_size > cap:
+            raise TooLarge(path, cap)
+        data = file.read(status.st_size + 1)  # a buffer of the cap's size for every small file would cost
+        if len(data) > status.st_size:  # grown since, or a size the system does not tell (/proc)
+            data += file.read(cap + 1 - len(data))
+    if len(data) > cap:
+        raise TooLarge(path, cap)
+    return data
+
+
+def line_endings(data):
+    """How BYTES end their lines: "lf", "crlf", "mixed" (both, or a lone CR) or "none"."""
+    crlf, newlines, returns = data.count(b"\r\n"), data.count(b"\n"), data.count(b"\r")
+    if returns > crlf or (crlf and crlf < newlines):
+        return "mixed"
+    return "crlf" if crlf else "lf" if newlines else "none"
+
+
+def to_lf(data):
+    """BYTES with every CRLF made LF (a lone CR stays)."""
+    return data.replace(b"\r\n", b"\n")
+
+
+# --- glosses -------------------------------------------------------------------------------------
+
+# The one Chinese gloss of each error type a person is shown (docs/loop/TASK.md lists them).
+ERROR_GLOSS = {
+    "ValidationError": "导出规则拒绝了候选",
+    "VerificationError": "独立核对发现刚导出的产物有问题",
+    "ContextChanged": "上下文文件被改动",
+    "EvidenceMismatch": "证据不一致",
+    "FileExistsError": "子运行目录已被占用",
+    "NameTaken": "子运行目录已被占用",
+    "ChildNeedsHuman": "子运行需要人工查看",
+    "PermissionError": "没有读写权限",
+    "FileNotFoundError": "文件或文件夹不存在",
+    "OSError": "文件读写出错",
+    "UnicodeDecodeError": "有一个文件不是 UTF-8 文本",
+    "NotADirectoryError": "该是文件夹的地方是一个文件",
+    "IsADirectoryError": "该是文件的地方是一个文件夹",
+    "NotRegularFile": "该是普通文件的地方是链接、管道、设备或文件夹",
+    "TooLarge": "文件超过了读取上限",
+}
+
+
+def gloss(error_type):
+    """The Chinese gloss of ERROR_TYPE (a name such as "FileNotFoundError"); "意外异常" for one not listed."""
+    return ERROR_GLOSS.get(error_type, "意外异常")
 
 
 class NameTaken(FileExistsError):

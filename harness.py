@@ -5,22 +5,24 @@
 
 A run creates a fresh `runs/NAME/` holding the input copy, the context fingerprint of the
 watched files, the steps taken, the error when a step failed, the artifact when export
-succeeded and a status: `needs_review` (mechanical pass, content review pending), `failed`
+succeeded, a random id, the wall-clock start and finish with the monotonic duration between
+them, and a status: `needs_review` (mechanical pass, content review pending), `failed`
 (a ValidationError: a known, teachable rejection) or `needs_human` (anything unexpected).
 One run, no retry: an error stops it. Run names are one name whatever their case: `runs/Demo`
 makes `demo` used. `runs/NAME` appears only together with its input copy and first run.json.
 Ctrl-C (or SIGTERM/SIGHUP) at any moment prints one JSON line and exits 130.
 
 Shared with other files: cli.py plumbing (console, arguments, strict JSON, atomic records, the
-claim of a record folder). export_review.py and verify_export.py are imported only when a run
-exports. `run_harness()` is the public function other programs call in-process; this file
-knows nothing of what calls it. The verifier (verify_harness.py) keeps its own copy of the
-watched-file list and its own hashing; tests/test_watched_lists.py compares every copy with
-docs/harness/TASK.md.
+claim of a record folder, the Chinese glosses of error types). export_review.py and
+verify_export.py are imported only when a run exports. `run_harness()` is the public function
+other programs call in-process; this file knows nothing of what calls it. The verifier
+(verify_harness.py) keeps its own copy of the watched-file list and its own hashing;
+tests/test_watched_lists.py compares every copy with docs/harness/TASK.md.
 """
 try:
     import hashlib
     import os
+    import secrets
     import sys
     import time
     from pathlib import Path
@@ -108,12 +110,13 @@ def run_harness(root, name, sample):
     root = Path(root)
     data = (root / "samples" / f"{sample}.json").read_bytes().replace(b"\r\n", b"\n")
     record = {
-        "schema": "harness-run/1", "run": name, "sample": sample, "status": "running",
-        "semantic_review": "not_applicable",
+        "schema": "harness-run/2", "id": secrets.token_hex(16), "run": name, "sample": sample,
+        "status": "running", "semantic_review": "not_applicable",
         "input": {"path": INPUT_COPY, "sha256": hashlib.sha256(data).hexdigest()},
         "context": fingerprint(root), "steps": [], "error": None, "artifact": None,
-        "actual_api_calls": 0, "started_at": now_iso(), "finished_at": None,
+        "actual_api_calls": 0, "started_at": now_iso(), "finished_at": None, "duration_seconds": None,
     }
+    start = time.monotonic()  # the wall clock may be stepped (NTP) during the run; this one never is
 
     def write_first(staging):
         (staging / "input").mkdir()
@@ -123,6 +126,7 @@ def run_harness(root, name, sample):
     run_dir = cli.create_record_folder(root / "runs", name, write_first)
     run_steps(record, run_dir)
     record["finished_at"] = now_iso()
+    record["duration_seconds"] = round(time.monotonic() - start, 3)
     cli.write_json_atomic(run_dir / "run.json", record)
     return record
 
@@ -162,20 +166,7 @@ def check(root=ROOT):
             "watched_files": len(WATCHED_FILES), "python": "%d.%d.%d" % sys.version_info[:3]}
 
 
-# Said for the person with the recorded error type: what kind of trouble it is, in Chinese.
-ERROR_GLOSS = {
-    "VerificationError": "独立核对发现刚导出的产物有问题",
-    "UnicodeDecodeError": "有一个文件不是 UTF-8 文本",
-    "PermissionError": "没有读写权限",
-    "FileNotFoundError": "文件或文件夹不存在",
-    "NotADirectoryError": "该是文件夹的地方是一个文件",
-    "IsADirectoryError": "该是文件的地方是一个文件夹",
-}
 EXIT_FOR = {"needs_review": cli.EXIT_OK, "failed": cli.EXIT_STOP, "needs_human": cli.EXIT_STOP}
-
-
-def gloss(error_type):
-    return ERROR_GLOSS.get(error_type, "程序遇到了没有预料到的错误")
 
 
 def status_text(record, run_dir):
@@ -187,7 +178,7 @@ def status_text(record, run_dir):
     if record["status"] == "failed":
         return (f"导出被规则拒绝（这是一次已记录的失败，不会自动重试）：{error['message']}"
                 f"可以用 {cli.command(ROOT / 'verify_harness.py', run_dir)} 独立核对这条记录。")
-    return (f"出现意外情况：{gloss(error['type'])}（{error['type']}：{error['message']}），没有自动重试；"
+    return (f"出现意外情况：{cli.gloss(error['type'])}（{error['type']}：{error['message']}），没有自动重试；"
             f"请查看 {cli.display_path(run_dir / 'run.json')} 里的 error，由人判断原因后用新的运行名重跑。")
 
 
@@ -261,7 +252,7 @@ def run_command(parser, session):
         return cli.EXIT_STOP
     except OSError as exc:  # e.g. a file called runs in the way, or a folder that cannot be written
         where = f"（{cli.display_path(exc.filename)}）" if exc.filename else ""
-        cli.say(f"运行没能开始：{gloss(type(exc).__name__)}{where}（{type(exc).__name__}）；"
+        cli.say(f"运行没能开始：{cli.gloss(type(exc).__name__)}{where}（{type(exc).__name__}）；"
                 "请检查工作区是否可写、runs 是否是文件夹，然后用新的运行名重试。")
         session.print_line(not_started)
         return cli.EXIT_STOP

@@ -2,29 +2,57 @@
 
 Part of verify_loop (the command line). It re-derives each attempt's outcome from the child runs, with
 loop_records.py's copy of the rules, and compares the recorded stop with what the children and the
-budgets support. It does not import loop_lab.py, harness.py or export_review.py. What it shares:
-cli.py's plumbing (paths shown from the current folder, strict JSON) and verify_harness.verify_run,
-the lesson-13 verifier, which checks each child run.
+budgets support; loop_clock.py judges its clocks. Evidence is hostile input: the loop folder and
+loop.json are looked at (lstat) before anything is opened, and records are read only through
+loop_records.read_record_file (plain files, capped, strict). It does not import loop_lab.py, harness.py
+or export_review.py. What it shares: cli.py's plumbing (paths shown from the current folder, the
+glosses of error types) and verify_harness, the lesson-13 verifier: verify_run checks each child, and
+its words for a transport's changes (TRANSPORT_NOTES) and a record's JSON type (json_kind) are reused.
 """
 import os
 from pathlib import Path
 
 import verify_harness
-from cli import DuplicateKeyError, display_path
-from loop_records import (BLOCKED, PRECISION, SCRIPT, TOLERANCE, CourseFiles, Workspace, child_state_text,
-                          child_view, expected_outcome, is_link, moment, shape_problems, shown)
+from cli import DuplicateKeyError, NotRegularFile, RecordError, TooLarge, display_path, gloss
+from loop_clock import clock_events, offset_problems, wall_clock_finding
+from loop_records import (BLOCKED, CONTINUE, DECISION_STOPS, OLD_SCHEMAS, PRECISION, ROUNDING, SCHEMA, SCRIPT,
+                          TOLERANCE, UNDECIDED, CourseFiles, Workspace, child_state_text, child_view, decision_pair,
+                          expected_outcome, is_number, kind_of, moment, read_record_file, shape_problems, shown)
 
 
 # --- one loop ------------------------------------------------------------------------------------
 
+class Round:
+    """What the checks derived for one recorded attempt; loop_explain.py renders it for --explain.
+
+    A plain class, not a dataclass: importing dataclasses costs every verify_loop call more than it saves.
+    """
+
+    def __init__(self, number, entry):
+        self.number = number
+        self.entry = entry    # the attempt as loop.json records it
+        self.child = None     # child_view() of its run.json; None when the child folder is missing
+        self.verdict = None   # verify_harness's verdict on the child; None when it was not checked
+        self.derived = None   # (next, reason) its evidence supports; None: no decision is due
+
+
 class Verdict:
-    """What a check found: a problem makes it fail, a note makes it need a person."""
+    """What a check found: a problem makes it fail, a note makes it need a person; a remark (a benign
+    transport change, such as line ends converted) is said for a person and changes no result."""
 
     def __init__(self):
-        self.problems, self.notes = [], []
+        self.problems, self.notes, self.remarks = [], [], []
 
-    def fail(self, message):
-        self.problems.append(message)
+    def fail(self, message, first=False):
+        """FIRST: the problem a reader must see before the others (a stop the evidence contradicts)."""
+        if first:
+            self.problems.insert(0, message)
+        else:
+            self.problems.append(message)
+
+    def remark(self, message):
+        if message not in self.remarks:
+            self.remarks.append(message)
 
     def needs_person(self, message):
         self.notes.append(message)
@@ -43,6 +71,11 @@ def verify_loop(loop_dir, workspaces=None, course=None):
     WORKSPACES (root -> Workspace) lets many folders of one root share its listings; COURSE, the
     reference course files, defaults to the loop's own workspace.
     """
+    return checked_loop(loop_dir, workspaces, course).result()
+
+
+def checked_loop(loop_dir, workspaces=None, course=None):
+    """The LoopCheck of one loop folder after every check ran (its rounds feed --explain); as verify_loop()."""
     loop_dir = Path(os.path.abspath(loop_dir))  # not resolved: a linked folder keeps its own name
     root = loop_dir.parent.parent
     workspaces = {} if workspaces is None else workspaces
@@ -51,7 +84,7 @@ def verify_loop(loop_dir, workspaces=None, course=None):
     workspace = workspaces[root]
     check = check_loop(loop_dir, workspace)
     check.verdict.problems = workspace.problems() + check.verdict.problems  # the folders first
-    return check.result()
+    return check
 
 
 def check_loop(loop_dir, workspace):
@@ -70,10 +103,13 @@ class LoopCheck:
 
     def __init__(self, loop_dir, workspace):
         self.loop_dir, self.workspace, self.name = loop_dir, workspace, loop_dir.name
-        self.record_path = display_path(loop_dir / "loop.json")
+        self.folder = display_path(loop_dir)
+        self.record_path = os.path.normpath(os.path.join(self.folder, "loop.json"))  # as display_path would say it
         self.record = None
         self.verdict = Verdict()
         self.child_times = []  # (attempt number, child run, started_at, finished_at) of each child read
+        self.rounds = []  # a Round per recorded attempt, as far as the checks got
+        self.judged = False  # every recorded decision was judged (the record was shaped well enough)
 
     def show(self, rel):
         return self.workspace.show(rel)
@@ -84,65 +120,123 @@ class LoopCheck:
         return {"result": self.verdict.result(), "status": record.get("status"),
                 "attempts": len(attempts) if type(attempts) is list else None,
                 "semantic_review": record.get("semantic_review"), "run": self.name,
-                "problems": self.verdict.problems + self.verdict.notes,
+                "problems": self.verdict.problems + self.verdict.notes, "notes": self.verdict.remarks,
                 "scenario": record.get("scenario"), "budget": record.get("budget"),
-                "folder": display_path(self.loop_dir), "paths": self.paths()}
+                "folder": self.folder, "paths": self.paths()}
 
     def paths(self):
         """Where a person looks: the loop folder and the child runs that exist."""
-        children = [self.show(f"runs/{name}") for name in self.workspace.children(self.name)]
-        return [display_path(self.loop_dir)] + children
+        return [self.folder] + [self.show(f"runs/{name}") for name in self.workspace.children(self.name)]
 
     def run(self):
-        if is_link(self.loop_dir):
-            self.verdict.fail(f"{display_path(self.loop_dir)} 是符号链接或联接点：循环目录必须是记录本身，"
-                              "链接可能指向另一个循环的证据。")
+        if not self.folder_is_a_folder():
             return
         for other in self.workspace.same_name_loops(self.name):
-            self.verdict.fail(f"{display_path(self.loop_dir)} 与 {self.show('loop-runs/' + other)} 的名称只差大小写："
+            self.verdict.fail(f"{self.folder} 与 {self.show('loop-runs/' + other)} 的名称只差大小写："
                               "在 Windows 和 macOS 上它们是同一个文件夹，子运行也无法分清属于哪一个。")
         self.record = self.read_record()
         if self.record is None:
             return
-        for problem in shape_problems(self.record, self.name):
-            self.verdict.fail(problem)
-        if self.verdict.problems:
+        if self.record.get("schema") in OLD_SCHEMAS:
+            self.verdict.needs_person(f"{self.record_path} 的 schema 是 {self.record['schema']}：由旧版本的工作区生成，"
+                                      "它没有 id 和单调时钟的读数，现在的规则核对不了它；请由人对照当时的说明判断，"
+                                      "或在现在的工作区里用新名称重新运行。")
             return
+        blocking, other = shape_problems(self.record, self.name)
+        for problem in blocking:
+            self.verdict.fail(problem)
+        if not blocking:
+            self.check_evidence()
+        for problem in other:  # after what the evidence says: a stop it contradicts is the first thing to read
+            self.verdict.fail(problem)
+
+    def check_evidence(self):
+        """Each attempt against its child, the course files and the clocks; then the stop, the decisions and
+        the timeouts, as the children support them (not when runs/ cannot be listed: nothing to derive from)."""
         outcomes = [self.check_attempt(number, entry) for number, entry in enumerate(self.record["attempts"], 1)]
         self.check_unrecorded_children()
         self.check_context()
         self.check_times()
+        if self.children_unknown():
+            return
         self.check_outcome(outcomes)
+        self.check_decisions(outcomes)
+        self.check_timeouts()
+
+    def children_unknown(self):
+        """runs/ is there but cannot be listed (no permission): whether a child exists is unknown, not "no"."""
+        unreadable = self.workspace.runs_unreadable()
+        return unreadable is not None and not isinstance(unreadable, NotADirectoryError)
+
+    def folder_is_a_folder(self):
+        """The loop folder is a folder here: a link, file, FIFO or device is named (never opened) and fails."""
+        shown_folder = self.folder
+        try:
+            kind = kind_of(self.loop_dir)
+        except OSError as exc:  # the folder holding it cannot be looked into
+            self.verdict.needs_person(f"{shown_folder} 无法查看（{gloss(type(exc).__name__)}，{type(exc).__name__}）："
+                                      "它在，但当前用户看不了，这不等于记录缺失；请恢复读取权限后再核对。")
+            return False
+        if kind in ("符号链接", "目录联接"):
+            self.verdict.fail(f"{shown_folder} 是符号链接或联接点：循环目录必须是记录本身，链接可能指向另一个循环的证据。")
+        elif kind not in (None, "文件夹"):
+            self.verdict.fail(f"{shown_folder} 是{kind}，不是文件夹：循环只会在这里建文件夹，核对时没有打开它。")
+        return kind in (None, "文件夹")
 
     def read_record(self):
-        """loop.json, strictly; None (with the verdict said) when there is no record to check."""
-        path = self.loop_dir / "loop.json"
-        if is_link(path):
-            self.verdict.fail(f"{self.record_path} 是符号链接：记录必须是这个文件本身。")
-            return None
+        """loop.json as an object, read as hostile input; None (with the verdict said) when there is none."""
         try:
-            return verify_harness.read_record_json(path)
-        except DuplicateKeyError as exc:
+            record, undone = read_record_file(self.loop_dir / "loop.json")
+        except FileNotFoundError:
+            self.no_record()
+            return None
+        except (OSError, RecordError) as exc:
+            self.unusable_record(exc)
+            return None
+        if type(record) is not dict:
+            self.verdict.fail(f"{self.record_path} 的顶层是{verify_harness.json_kind(record)}，不是 JSON 对象：循环写的记录是一个对象"
+                              f"（{SCHEMA}），记录被改动过。")
+            return None
+        self.say_transport(self.record_path, [text.format(files=self.record_path)
+                                              for change, text in verify_harness.TRANSPORT_NOTES if change in undone])
+        return record
+
+    def unusable_record(self, exc):
+        """Why loop.json cannot be taken: not a plain file, over its cap, not a strict JSON record (fail), or
+        unreadable by this user (for a person: the file is there)."""
+        if isinstance(exc, NotRegularFile) and exc.kind in ("符号链接", "目录联接"):
+            self.verdict.fail(f"{self.record_path} 是符号链接：记录必须是这个文件本身。")
+        elif isinstance(exc, NotRegularFile):
+            self.verdict.fail(f"{self.record_path} 是{exc.kind}，不是普通文件：循环只会在这里写普通文件，核对时没有打开它。")
+        elif isinstance(exc, TooLarge):
+            self.verdict.fail(f"{self.record_path} 超过了读取上限（{exc.cap // (1 << 20)} MiB）：循环写下的记录只有几 KiB，"
+                              "这不是它写的文件，核对时没有读完它。")
+        elif isinstance(exc, DuplicateKeyError):
             self.verdict.fail(f"{self.record_path} 里键 {shown(exc.key)} 出现了不止一次：哪个值算数说不准，"
                               "程序从不这样写，记录被改动过。")
-        except verify_harness.NonStandardNumber as exc:
-            self.verdict.fail(f"{self.record_path} 里有 {exc}：标准 JSON 没有这样的数，程序从不这样写，记录被改动过。")
-        except FileNotFoundError:
-            self.no_record("不存在")
-        except (OSError, ValueError, RecursionError) as exc:  # unreadable, not UTF-8, not JSON, absurdly nested
-            self.no_record(f"无法读取或不是合法的 JSON（{type(exc).__name__}）")
-        return None
+        elif isinstance(exc, RecordError):
+            why = ("循环先把记录写到磁盘再改名，不会留下空的或被截断的记录，" if exc.kind in ("empty", "cut")
+                   else "循环写的记录是 UTF-8 的标准 JSON，行尾一致，")
+            self.verdict.fail(f"{self.record_path} {exc}：{why}记录被改动或损坏了。")
+        else:  # PermissionError above all
+            self.verdict.needs_person(f"{self.record_path} 无法读取（{gloss(type(exc).__name__)}，{type(exc).__name__}）："
+                                      "文件在，但当前用户打不开它，这不等于记录缺失；请恢复读取权限后再核对。")
 
-    def no_record(self, why):
+    def say_transport(self, where, notes):
+        """Remarks on evidence a transport changed as a whole (line ends, a BOM): same content, said once each."""
+        for note in notes:
+            self.verdict.remark(note if where in note else f"{where}：{note}")
+
+    def no_record(self):
         """The loop writes its first record before any child run: children without it mean a lost record."""
         children = self.workspace.children(self.name)
         if children:
             shown_children = "、".join(self.show(f"runs/{name}") for name in children)
-            self.verdict.fail(f"{self.record_path} {why}，而已有本循环的子运行 {shown_children}：循环在启动子运行之前"
-                              "就写好了记录，记录被删除或损坏了。")
+            self.verdict.fail(f"{self.record_path} 不存在，而已有本循环的子运行 {shown_children}：循环在启动子运行之前"
+                              "就写好了记录，记录被删除了。")
         else:
-            self.verdict.needs_person(f"{self.record_path} {why}：循环可能在写下第一份记录之前就被中断了，没有子运行。"
-                                      f"请看看 {display_path(self.loop_dir)} 里还剩什么；这个名称已用过，请用新名称重新运行。")
+            self.verdict.needs_person(f"{self.record_path} 不存在：循环可能在写下第一份记录之前就被中断了，没有子运行。"
+                                      f"请看看 {self.folder} 里还剩什么；这个名称已用过，请用新名称重新运行。")
 
     def check_attempt(self, number, entry):
         """Compares one attempt with its child run; returns the child's (candidate+error key, status)."""
@@ -154,13 +248,14 @@ class LoopCheck:
             return None, None
         child_dir = self.workspace.root / child_run
         child = child_view(child_dir)
+        self.keep_round(number, child=child)
         self.child_times.append((number, child_run, child["started_at"], child["finished_at"]))
         if state != "done":
             self.verdict.needs_person(
                 f"第 {number} 次尝试状态为 {state}（子运行 {self.show(child_run)} 的 {child_state_text(child)}）："
                 f"请核对 {self.show(child_run)}/ 里实际留下的输入与产物，不能认定这次动作没做。")
             return child["key"], child["status"]
-        self.check_child_verdict(number, child_run, child_dir)
+        self.check_child_verdict(number, child_run, child_dir, child)
         self.compare_with_child(number, entry, child_name, child)
         return child["key"], child["status"]
 
@@ -173,6 +268,12 @@ class LoopCheck:
             self.verdict.fail(f"第 {number} 次尝试的候选哈希与循环开始时 samples/{candidate['sample']}.json 的指纹不符。")
 
     def child_missing(self, number, child_run, state):
+        if self.children_unknown():
+            unreadable = self.workspace.runs_unreadable()
+            self.verdict.needs_person(f"第 {number} 次尝试的子运行 {self.show(child_run)} 无从查看：{self.show('runs')}/ "
+                                      f"无法列出（{gloss(type(unreadable).__name__)}，{type(unreadable).__name__}），"
+                                      "这不等于子运行缺失；请恢复读取权限后再核对。")
+            return
         child_name = Path(child_run).name
         other_case = [name for name in self.workspace.runs() if name.lower() == child_name.lower()]
         if other_case:
@@ -184,12 +285,19 @@ class LoopCheck:
             self.verdict.needs_person(f"第 {number} 次尝试状态为 {state}，而 {self.show(child_run)} 不存在：这次尝试"
                                       f"可能还没来得及创建子运行。请核对 {self.show('runs')}/ 与 {self.record_path} 后再决定。")
 
-    def check_child_verdict(self, number, child_run, child_dir):
+    def check_child_verdict(self, number, child_run, child_dir, child):
+        """The child's own verdict: a failed check fails the loop; what its verifier leaves to a person (a clock
+        step, an unreadable file, an older record) is for a person here too; its remarks are kept."""
         verdict = verify_harness.verify_run(child_dir, course_root=self.workspace.course.root)
+        self.keep_round(number, verdict=verdict)
+        if verdict.get("notes"):
+            self.say_transport(self.show(child_run), verdict["notes"])
+        said = "；".join(problem.rstrip("。") for problem in verdict["problems"]) + "。"
+        if verdict["result"] == "needs_human" and child["status"] in ("needs_review", "failed"):
+            self.verdict.needs_person(f"子运行 {self.show(child_run)} 需要人工查看：{said}")
         if verdict["result"] != "fail":
             return
-        message = (f"子运行 {self.show(child_run)} 没有通过独立核对："
-                   + "；".join(problem.rstrip("。") for problem in verdict["problems"]) + "。")
+        message = f"子运行 {self.show(child_run)} 没有通过独立核对：{said}"
         attempts = self.record["attempts"]
         if number == len(attempts) and self.record["reason"] == "unexpected_error":
             self.verdict.needs_person(message)  # the very evidence that stopped the loop
@@ -214,9 +322,9 @@ class LoopCheck:
         recorded = {Path(entry["child_run"]).name.lower() for entry in self.record["attempts"]}
         taken = f"{self.name}-{len(recorded) + 1:02d}".lower()  # a name already taken stops the loop uncounted
         for found in self.workspace.children(self.name):
-            shown_run = self.show("runs/" + found)
             if found.lower() in recorded:
                 continue
+            shown_run = self.show("runs/" + found)
             if found.lower() == taken and self.record["error_type"] in ("FileExistsError", "NameTaken"):
                 self.verdict.needs_person(f"{shown_run} 在循环开始尝试时已被占用（不是本循环创建的）：请核对它来自哪里。")
             elif self.began_after_loop(found):
@@ -248,36 +356,26 @@ class LoopCheck:
                               + "。学生用的课程文件被改过，这个循环不能算数；请学生换回课程原版文件后用新名称重新运行。")
 
     def check_times(self):
-        """Loop start <= each child's start <= its finish <= the next child's start <= loop finish."""
-        record, budget = self.record, self.record["budget"]
-        started, finished = moment(record["started_at"]), moment(record["finished_at"])
-        events = [("loop.json 的 started_at", record["started_at"], started)]
-        for number, child_run, child_started, child_finished in self.child_times:
-            where = f"{self.show(child_run)}/run.json"
-            for field, text in (("started_at", child_started), ("finished_at", child_finished)):
+        """The monotonic offsets judge the budgets and the order of events (loop_clock.py); the wall times,
+        the children's among them, must agree with them but for one clock step, which is for a person."""
+        children = {}
+        for number, child_run, started, finished in self.child_times:
+            for field, text in (("started_at", started), ("finished_at", finished)):
                 if text is not None and moment(text) is None:
-                    self.verdict.fail(f"{where} 的 {field} 是 {shown(text)}，不是 UTC 时间（如 2026-01-01T00:00:00Z）。")
-                events.append((f"{where} 的 {field}", text, moment(text)))
-            self.check_began_in_budget(number, started, moment(child_started))
-        events.append(("loop.json 的 finished_at", record["finished_at"], finished))
-        for problem in order_problems(events):
+                    self.verdict.fail(f"{self.show(child_run)}/run.json 的 {field} 是 {shown(text)}，"
+                                      "不是 UTC 时间（如 2026-01-01T00:00:00Z）。")
+            children[number] = (child_run, started, finished)
+        problems = offset_problems(self.record)
+        for problem in problems:
             self.verdict.fail(problem)
-        if finished is not None:
-            self.check_elapsed(finished - started)
-
-    def check_began_in_budget(self, number, loop_started, child_started):
-        """An attempt begins only while time is left: the round's check comes just before its child."""
-        max_seconds = self.record["budget"]["max_seconds"]
-        if child_started is not None and child_started - loop_started > max_seconds + PRECISION + TOLERANCE:
-            self.verdict.fail(f"第 {number} 次尝试在循环开始 {child_started - loop_started:.0f} 秒后才开始，"
-                              f"超过了时间预算 max_seconds={max_seconds}：循环不会在预算用完后开始新的尝试。")
-
-    def check_elapsed(self, span):
-        """elapsed_seconds agrees with the times; with it, a time-budget stop agrees with them too."""
-        elapsed = self.record["elapsed_seconds"]
-        if abs(span - elapsed) > PRECISION + TOLERANCE:
-            self.verdict.fail(f"elapsed_seconds 是 {shown(elapsed)}，而 started_at 到 finished_at 相隔 {span:.0f} 秒："
-                              "两者对不上，用时被改动过。")
+        finding = None if problems else wall_clock_finding(clock_events(self.record, children))
+        if finding:  # said again with the children's paths as the person types them from here
+            shown_children = {number: (self.show(run), *times) for number, (run, *times) in children.items()}
+            finding = wall_clock_finding(clock_events(self.record, shown_children))
+        if finding and finding[0] == "fail":
+            self.verdict.fail(finding[1])
+        elif finding:
+            self.verdict.needs_person(finding[1])
 
     def check_outcome(self, outcomes):
         """Re-derives the stop from the children with this file's own rules, then the table."""
@@ -294,28 +392,26 @@ class LoopCheck:
         problem = blocked_problem(record)
         if problem:
             self.verdict.fail(problem)
-        if status in ("running", "interrupted") or reason == "unexpected_error":
+        if status in ("running", "interrupted") or reason in ("unexpected_error", "attempt_timeout"):
             self.verdict.needs_person(self.undecided_note())
             return
         supported = stops[-1] if count and stops[-1] else boundary_stop(record, count)
-        self.compare_stop(supported, count)
+        # a stop the children contradict is read first; when a child could not be read, the child comes first
+        self.compare_stop(supported, count, first=all(status is not None for _, status in outcomes))
 
-    def compare_stop(self, supported, count):
+    def compare_stop(self, supported, count, first):
         record = self.record
         status, reason, budget = record["status"], record["reason"], record["budget"]
         if supported is None:
             self.verdict.fail(
                 f"记录的停止 {status}/{reason} 没有证据支持：{count} 次尝试之后，子运行既没有通过也没有重复失败，"
                 f"尝试预算（max_attempts={budget['max_attempts']}）没有用完，"
-                f"elapsed_seconds（{record['elapsed_seconds']}）也没有达到 max_seconds，循环本应继续。")
+                f"elapsed_seconds（{record['elapsed_seconds']}）也没有达到 max_seconds，循环本应继续。", first=first)
         elif supported != (status, reason):
             self.verdict.fail(f"子运行与预算支持的结果是 {'/'.join(supported)}，记录却是 {status}/{reason}："
-                              "状态或原因与证据不符。")
+                              "状态或原因与证据不符。", first=first)
         elif reason == "time_budget" and budget["max_seconds"] > 0:
-            self.verdict.needs_person(
-                f"时间预算（{budget['max_seconds']} 秒）在第 {count + 1} 轮开始前耗尽：这取决于当时的机器，"
-                f"不能按固定情景的预期判断。请核对 elapsed_seconds（{record['elapsed_seconds']}）与已完成的子运行"
-                f"（{self.child_list()}），再决定是否用更大的 --max-seconds 和新名称重新运行。")
+            return  # spent mid-loop: judged on the record's monotonic readings (check_times), not by the table
         elif (status, reason, count) != expected_outcome(record["scenario"], budget):
             expected = expected_outcome(record["scenario"], budget)
             self.verdict.fail(
@@ -332,14 +428,91 @@ class LoopCheck:
             why = "循环被终止信号（SIGTERM 或 SIGHUP）结束"
         elif record["status"] == "interrupted":
             why = "循环被 Ctrl-C 中断"
+        elif record["reason"] == "attempt_timeout":
+            why = (f"第 {len(record['attempts'])} 次尝试超过单次时限 {record['budget']['attempt_timeout']} 秒被终止，"
+                   "子运行的结果不知道")
         else:
-            why = f"循环因意外情况停止（{gloss(record['error_type'])}）"
+            why = f"循环因意外情况停止（{gloss(record['error_type'])}，error_type {record['error_type']}）"
         guide = "对照 loop.json 的 handoff " if record["handoff"] is not None else ""
         if not record["attempts"]:
             return (f"{why}，不能按固定情景的预期判断。循环还没有开始任何尝试，没有子运行：请{guide}核对"
                     f" {self.show(f'loop-runs/{self.name}/loop.json')} 记下的停止位置，然后用新名称重新运行。")
         return (f"{why}，不能按固定情景的预期判断。请{guide}核对 {self.child_list()} 里实际发生的动作和产物，"
                 "不能认定动作没做，也不要清空重跑。")
+
+    # --- each attempt's decision and timeout; what each round derived, kept for --explain ---------------
+
+    def keep_round(self, number, **found):
+        """The Round of attempt NUMBER, updated with what a check FOUND (its child, its verdict)."""
+        attempts = self.record["attempts"]
+        while len(self.rounds) < number:
+            self.rounds.append(Round(len(self.rounds) + 1, attempts[len(self.rounds)]))
+        for field, value in found.items():
+            setattr(self.rounds[number - 1], field, value)
+        return self.rounds[number - 1]
+
+    def check_decisions(self, outcomes):
+        """Each recorded decision must be one the attempt's evidence supports, by the rules of「每一轮的顺序」."""
+        attempts = self.record["attempts"]
+        for number, ((_key, child_status), stop) in enumerate(zip(outcomes, child_stops(outcomes)), 1):
+            entry, last = attempts[number - 1], number == len(attempts)
+            round_ = self.keep_round(number, derived=derived_decision(entry, child_status, stop))
+            allowed = self.allowed_decisions(round_, last)
+            recorded = decision_pair(entry["decision"])
+            if allowed is not None and recorded not in allowed:
+                self.verdict.fail(f"第 {number} 次尝试记录的决定是 {said(recorded)}，而它的证据支持的是"
+                                  f" {said(round_.derived)}：决定与证据不符。")
+            elif last and recorded and recorded[0] == "stop":
+                self.check_last_stop(number, recorded)
+        self.judged = True
+
+    def allowed_decisions(self, round_, last):
+        """The decisions an honest loop can record for this attempt; None when the evidence cannot say."""
+        record, entry = self.record, round_.entry
+        if entry["state"] in ("running", "unknown"):
+            return {None}  # cut off before it was decided
+        if round_.derived is None:
+            return None  # no child record to judge by: reported where the child is compared
+        allowed = {round_.derived}
+        # the loop hands to a person what its check did not pass, and what it found outside the child
+        if (round_.verdict or {}).get("result", "pass") != "pass" or (last and record["reason"] == "unexpected_error"):
+            allowed.add(("stop", "unexpected_error"))
+        if last and record["status"] in UNDECIDED:
+            allowed.add(None)
+        return allowed
+
+    def check_last_stop(self, number, recorded):
+        """A stop decided after the last attempt is the loop's stop, unless a signal or a lost write came first."""
+        status, reason = self.record["status"], self.record["reason"]
+        if status not in ("running", "interrupted") and DECISION_STOPS[recorded[1]] != (status, reason):
+            self.verdict.fail(f"第 {number} 次尝试之后记录的决定是停止（{recorded[1]}），循环记录的停止却是 "
+                              f"{status}/{reason}：状态或原因与证据不符。")
+
+    def check_timeouts(self):
+        """attempt_timeout: the last attempt timed out, its child did not finish, and it waited the whole limit."""
+        record = self.record
+        timed_out = [round_ for round_ in self.rounds if round_.entry["state"] == "timed_out"]
+        # a signal landing after the timeout was written down leaves the record interrupted, honestly
+        stopped_by_it = record["reason"] == "attempt_timeout" or record["status"] == "interrupted"
+        if (record["reason"] == "attempt_timeout" and not timed_out) or (timed_out and not stopped_by_it):
+            self.verdict.fail(f"停止原因是 {record['reason']}，记为 timed_out 的尝试有 {len(timed_out)} 次："
+                              "以 attempt_timeout 停止的循环，最后一次尝试就是超时的那一次，别的停止没有超时的尝试。")
+        for round_ in timed_out:
+            self.check_timed_out(round_)
+
+    def check_timed_out(self, round_):
+        number, entry, child = round_.number, round_.entry, round_.child
+        limit, where = entry["timeout"]["seconds"], self.show(entry["child_run"])
+        if child and child["status"] in ("needs_review", "failed", "needs_human"):
+            self.verdict.fail(f"第 {number} 次尝试记为 timed_out，而子运行 {where} 的 run.json 是已结束的记录"
+                              f"（status {child['status']}）：子运行做完了，这次尝试不算超时，记录被改动过。")
+        waits = [("timeout.waited_seconds", entry["timeout"]["waited_seconds"])]
+        if is_number(entry.get("started_offset")) and is_number(entry.get("finished_offset")):
+            waits.append(("finished_offset − started_offset", entry["finished_offset"] - entry["started_offset"]))
+        for label, seconds in waits:
+            if seconds < limit - ROUNDING:
+                self.verdict.fail(f"第 {number} 次尝试记为超过单次时限 {limit} 秒，{label} 却只有 {seconds:.3f} 秒："
+                                  "没到时限的尝试不会被终止，记录被改动过。")
 
     def child_list(self):
         """The recorded child runs as paths; one that does not exist is said to be absent."""
@@ -348,33 +521,6 @@ class LoopCheck:
                                                               else "（不存在，可能还没创建）")
                       for entry in self.record["attempts"]]
         return "、".join(shown_runs) or f"{self.show('runs')}/（没有子运行）"
-
-
-# What each error_type a loop records means, for the person reading a verdict (the loop's own list
-# is not imported: this copy only explains, it decides nothing).
-ERROR_MEANING = {
-    "ContextChanged": "上下文文件被改动", "EvidenceMismatch": "证据不一致", "FileExistsError": "子运行目录已被占用",
-    "NameTaken": "子运行目录已被占用", "ChildNeedsHuman": "子运行需要人工查看", "ValidationError": "导出规则拒绝了候选",
-    "VerificationError": "产物没有通过独立检查", "PermissionError": "没有读写权限", "FileNotFoundError": "找不到文件",
-    "OSError": "文件读写出错",
-}
-
-
-def gloss(error_type):
-    return f"{ERROR_MEANING.get(error_type, '意外异常')}，error_type {error_type}"
-
-
-def order_problems(events):
-    """EVENTS (label, text, seconds) must happen in the listed order, each within the tolerance."""
-    problems, latest = [], None
-    for label, text, seconds in events:
-        if seconds is None:
-            continue
-        if latest is not None and seconds < latest[2] - TOLERANCE:
-            problems.append(f"{label}（{text}）早于 {latest[0]}（{latest[1]}）：这个先后顺序不可能发生，时间被改动过。")
-        if latest is None or seconds > latest[2]:
-            latest = (label, text, seconds)
-    return problems
 
 
 def child_stops(outcomes):
@@ -395,12 +541,28 @@ def child_stops(outcomes):
     return stops
 
 
+def derived_decision(entry, child_status, stop):
+    """(next, reason) the evidence of one attempt calls for; None when no decision is due or none can be judged."""
+    if entry["state"] == "timed_out":
+        return "stop", "attempt_timeout"
+    if entry["state"] != "done" or child_status is None:
+        return None
+    return ("stop", stop[1]) if stop else CONTINUE
+
+
+def said(pair):
+    """A decision as a person reads it."""
+    if pair is None:
+        return "没有决定（null）"
+    return "继续（continue/first_failure）" if pair == CONTINUE else f"停止（stop/{pair[1]}）"
+
+
 def boundary_stop(record, count):
     """The stop the next round's checks make, in the loop's order, when the last child asked to go on."""
     budget = record["budget"]
     if count == budget["max_attempts"]:
         return "budget_exhausted", "attempt_budget"
-    if record["reason"] == "time_budget" and record["elapsed_seconds"] >= budget["max_seconds"]:
+    if record["reason"] == "time_budget" and record["elapsed_seconds"] >= budget["max_seconds"] - ROUNDING:
         return "budget_exhausted", "time_budget"
     if record["blocked_proposal"] is not None:
         return "needs_human", "permission_boundary"

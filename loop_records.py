@@ -1,12 +1,15 @@
 """The loop verifier's own copy of the rules, and how it reads a loop record and its shape.
 
-Part of verify_loop (the command line); loop_check.py judges one loop with what is here and
-class_check.py a whole class. Nothing here imports loop_lab.py, harness.py or export_review.py: the
-checked programs never vouch for themselves. The rules are written from docs/harness/TASK.md and
-docs/loop/TASK.md: the watched-file lists (`WATCHED_FILES`, `LOOP_FILES`; a test compares them with
-the document), the name rule, the scenario table, the file hashing and the combined fingerprint, the
-timestamp format and the shape of a loop record. What it shares: cli.py's plumbing (strict JSON
-reading, paths shown from the current folder) and verify_harness's record reader.
+Part of verify_loop (the command line); loop_check.py judges one loop with what is here (its clocks
+with loop_clock.py) and class_check.py a whole class. Nothing here imports loop_lab.py, harness.py or
+export_review.py: the checked programs never vouch for themselves. The rules are written from
+docs/harness/TASK.md and docs/loop/TASK.md: the watched-file lists (`WATCHED_FILES`, `LOOP_FILES`; a
+test compares them with the document), the name rule, the scenario table, the file hashing and the
+combined fingerprint, the timestamp format and the shape of a loop-run/2 record. Evidence is read as
+hostile input: every path is looked at (lstat) before it is opened, only a plain file is read, and
+only up to its cap. What it shares: cli.py's plumbing (capped reads of plain files, strict record
+parsing, line-end helpers, paths shown from the current folder) and verify_harness.undo_transport (which
+changes of a whole file a transport makes), so both verifiers forgive the same ones.
 """
 import hashlib
 import json
@@ -18,7 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import verify_harness
-from cli import display_path
+from cli import RecordError, display_path, entry_kind, line_endings, loads_record, read_evidence
 
 # The 14 files a harness run depends on, as docs/harness/TASK.md lists them, and the loop's 16.
 WATCHED_FILES = (
@@ -37,15 +40,17 @@ MAX_LOOP_NAME = 61
 CHILD_NAME = re.compile(r"(.+)-[0-9]{2}")  # NAME-NN, two ASCII digits: the loop's name is what comes before
 
 # What each scenario's script exports, in order, and how it ends when the budgets allow it.
+# `slow` is repair's script, each attempt first waiting on a stand-in tool (docs/loop/TASK.md).
 SCRIPT = {"repair": ("bad-quote", "valid"), "stuck": ("bad-quote", "bad-quote"),
-          "semantic": ("semantic",), "permission": ()}
+          "semantic": ("semantic",), "permission": (), "slow": ("bad-quote", "valid")}
 # What the permission scenario's script proposes instead of an export (and the loop must not run).
 BLOCKED = {"permission": ("publish", "external-website")}
 ENDING = {"repair": ("needs_review", "mechanical_pass"), "stuck": ("stalled", "repeated_failure"),
-          "semantic": ("needs_review", "mechanical_pass"), "permission": ("needs_human", "permission_boundary")}
+          "semantic": ("needs_review", "mechanical_pass"), "permission": ("needs_human", "permission_boundary"),
+          "slow": ("needs_review", "mechanical_pass")}
 REASONS = {"running": (None,), "needs_review": ("mechanical_pass",), "stalled": ("repeated_failure",),
            "budget_exhausted": ("attempt_budget", "time_budget"),
-           "needs_human": ("permission_boundary", "unexpected_error"),
+           "needs_human": ("permission_boundary", "unexpected_error", "attempt_timeout"),
            "interrupted": ("keyboard_interrupt", "terminated")}
 DEFAULT_BUDGET = {"max_attempts": 3, "max_seconds": 30}
 # The lesson's six cases: (name, scenario, budget). Other budget values stay at their defaults.
@@ -54,10 +59,17 @@ CASES = (("repair", "repair", {}), ("stuck", "stuck", {}),
          ("repair --max-seconds 0", "repair", {"max_seconds": 0}),
          ("semantic", "semantic", {}), ("permission", "permission", {}))
 
-LOOP_KEYS = ("schema", "run", "scenario", "budget", "status", "reason", "error_type", "semantic_review",
+SCHEMA, OLD_SCHEMAS = "loop-run/2", ("loop-run/1",)
+LOOP_KEYS = ("schema", "id", "run", "scenario", "budget", "status", "reason", "error_type", "semantic_review",
              "actual_api_calls", "context", "attempts", "blocked_proposal", "handoff", "elapsed_seconds",
              "started_at", "finished_at")
-ATTEMPT_KEYS = ("attempt", "candidate", "child_run", "state", "status", "feedback")
+ATTEMPT_KEYS = ("attempt", "candidate", "child_run", "state", "status", "feedback", "started_at", "finished_at",
+                "started_offset", "finished_offset", "decision", "timeout")
+BUDGET_KEYS = ("max_attempts", "max_seconds", "attempt_timeout")
+RECORD_ID = re.compile("[0-9a-f]{32}")
+# The most a record or a course file may hold: an honest loop.json or run.json is a few KiB, a course file
+# tens of KiB; a file over its cap is not one the course or a program wrote, and is not read beyond it.
+RECORD_CAP = COURSE_FILE_CAP = 1 << 20
 HANDOFF_KEYS = ("stopped_at", "done", "inspect", "decide")
 CHILD_STATUSES = ("running", "needs_review", "failed", "needs_human")
 SHA256 = re.compile("[0-9a-f]{64}")
@@ -89,10 +101,10 @@ def expected_outcome(scenario, budget):
 
 
 def file_sha256(path):
-    """sha256 of a file's bytes with CRLF read as LF; "missing" when there is no file to read."""
+    """sha256 of a course file's bytes with CRLF read as LF; "missing" when there is no plain file to read
+    (absent, unreadable, over its cap, or a link, FIFO or device, which is never opened)."""
     try:
-        with open(path, "rb") as file:
-            data = file.read()
+        data = read_evidence(path, COURSE_FILE_CAP)
     except OSError:
         return "missing"
     return hashlib.sha256(data.replace(b"\r\n", b"\n")).hexdigest()
@@ -154,12 +166,25 @@ def parent_loop(run_name):
 
 
 def listing(folder):
-    """{name: is a link} of FOLDER's entries, dot entries left out (a name being claimed is no run)."""
+    """({name: is a link} of FOLDER's entries, the OSError that kept it from being listed or None).
+
+    Dot entries are left out (a name being claimed is no run); an absent folder lists nothing, no error.
+    """
     try:
         with os.scandir(folder) as entries:
-            return {entry.name: is_link(entry.path) for entry in entries if not entry.name.startswith(".")}
-    except OSError:
-        return {}
+            return {entry.name: is_link(entry.path) for entry in entries if not entry.name.startswith(".")}, None
+    except FileNotFoundError:
+        return {}, None
+    except OSError as exc:  # no permission, or not a folder: a person must know the listing is unknown
+        return {}, exc
+
+
+def kind_of(path):
+    """What PATH is (cli.entry_kind's words, a link never followed); None when nothing is there."""
+    try:
+        return entry_kind(os.lstat(path))
+    except FileNotFoundError:
+        return None
 
 
 
@@ -184,36 +209,72 @@ class CourseFiles:
 
 
 class Workspace:
-    """A folder holding loop-runs/ and runs/: its listings are read once for all its loops."""
+    """A folder holding loop-runs/ and runs/: each is listed once, and indexed, for all its loops.
+
+    The indexes keep a check of many loops linear: a loop's children (runs/NAME-NN in any case) and the
+    loop folders whose names differ only in case are looked up, never searched for.
+    """
 
     def __init__(self, root, course):
         self.root, self.course = Path(root), course
-        self._runs = self._loops = None
+        self._listed = {}  # folder -> ({name: is a link}, OSError or None)
+        self._children = self._same_names = self._problems = self._shown_root = None
 
     def show(self, rel):
-        return display_path(self.root / rel)
+        """ROOT/REL as the person types it from here: the root as display_path says it, then REL as recorded."""
+        if self._shown_root is None:
+            self._shown_root = display_path(self.root)
+        return os.path.normpath(os.path.join(self._shown_root, rel))
+
+    def listed(self, folder):
+        if folder not in self._listed:
+            self._listed[folder] = listing(self.root / folder)
+        return self._listed[folder]
 
     def runs(self):
-        if self._runs is None:
-            self._runs = listing(self.root / "runs")
-        return self._runs
+        return self.listed("runs")[0]
 
     def loops(self):
-        if self._loops is None:
-            self._loops = listing(self.root / "loop-runs")
-        return self._loops
+        return self.listed("loop-runs")[0]
+
+    def runs_unreadable(self):
+        """The OSError that kept runs/ from being listed (its children are then unknown, not missing), or None."""
+        return self.listed("runs")[1]
 
     def children(self, loop_name):
         """runs/ entries named NAME-NN for LOOP_NAME in any case, as a name is claimed."""
-        return sorted(name for name in self.runs() if parent_loop(name) == loop_name.lower())
+        if self._children is None:
+            self._children = {}
+            for name in sorted(self.runs()):
+                self._children.setdefault(parent_loop(name), []).append(name)
+        return self._children.get(loop_name.lower(), [])
 
     def same_name_loops(self, loop_name):
-        return sorted(name for name in self.loops() if name.lower() == loop_name.lower() and name != loop_name)
+        if self._same_names is None:
+            self._same_names = {}
+            for name in sorted(self.loops()):
+                self._same_names.setdefault(name.lower(), []).append(name)
+        return [name for name in self._same_names.get(loop_name.lower(), []) if name != loop_name]
 
     def problems(self):
-        """The record folders themselves must not be links to evidence kept elsewhere."""
-        return [f"{self.show(folder)} 是符号链接或联接点：证据必须就在这个工作区里，链接可能指向别人的记录。"
-                for folder in ("loop-runs", "runs") if is_link(self.root / folder)]
+        """The record folders themselves must be folders of this workspace: not links to evidence kept
+        elsewhere, not a file, FIFO or device where the folder belongs (never opened then). Looked at once."""
+        if self._problems is None:
+            self._problems = self.folder_problems()
+        return list(self._problems)
+
+    def folder_problems(self):
+        problems = []
+        for folder in ("loop-runs", "runs"):
+            try:
+                kind = kind_of(self.root / folder)
+            except OSError:  # the workspace itself cannot be looked into: each loop says what it cannot read
+                continue
+            if kind in ("符号链接", "目录联接"):
+                problems.append(f"{self.show(folder)} 是符号链接或联接点：证据必须就在这个工作区里，链接可能指向别人的记录。")
+            elif kind not in (None, "文件夹"):
+                problems.append(f"{self.show(folder)} 是{kind}，不是文件夹：程序只会在这里建文件夹，核对时没有打开它。")
+        return problems
 
 
 
@@ -224,11 +285,26 @@ def child_state_text(child):
     return f"run.json 为 {child['status']}"
 
 
+def read_record_file(path):
+    """(the record in PATH, the transport changes undone to read it: "BOM", "CRLF"), read as hostile input.
+
+    Only a plain file of at most RECORD_CAP bytes is read (a link, FIFO, device or folder is never opened).
+    Raises OSError (cli.NotRegularFile, cli.TooLarge, FileNotFoundError, PermissionError ...) or
+    cli.RecordError: not strict JSON, empty, cut, too deep, or line ends partly changed (kind "mixed"),
+    which no transport does (it converts a whole file) and an editor does. The top level may be anything.
+    """
+    data = read_evidence(path, RECORD_CAP)
+    record = loads_record(data)
+    if line_endings(data) == "mixed":
+        raise RecordError("行尾有的是 LF、有的是 CRLF：整体转换行尾不会这样，是有人改动过其中几行", "mixed")
+    return record, verify_harness.undo_transport(data)[1]
+
+
 def child_view(child_dir):
     """What the loop summary must agree with, taken from the child's own run.json."""
     try:
-        record = verify_harness.read_record_json(child_dir / "run.json")
-    except (OSError, ValueError, RecursionError):
+        record, _ = read_record_file(child_dir / "run.json")
+    except (OSError, ValueError):  # said by verify_harness, which checks the child
         record = None
     record = record if type(record) is dict else {}
     given, error = record.get("input"), record.get("error")
@@ -240,61 +316,134 @@ def child_view(child_dir):
             "started_at": record.get("started_at"), "finished_at": record.get("finished_at")}
 
 
-# --- the shape of a loop-run/1 record ------------------------------------------------------------
+# --- an attempt's decision and timeout (loop-run/2) ----------------------------------------------
+
+# What the evidence of one attempt can call for (docs/loop/TASK.md「每一轮的顺序」): go on with the
+# feedback, or one of these stops. Budget and permission stops come at the next round's checks instead.
+DECISION_STOPS = {"mechanical_pass": ("needs_review", "mechanical_pass"),
+                  "repeated_failure": ("stalled", "repeated_failure"),
+                  "unexpected_error": ("needs_human", "unexpected_error"),
+                  "attempt_timeout": ("needs_human", "attempt_timeout")}
+CONTINUE = ("continue", "first_failure")
+DECISIONS = (CONTINUE, *(("stop", reason) for reason in DECISION_STOPS))
+UNDECIDED = ("running", "interrupted", "needs_human")  # a record whose last attempt may lack its decision
+TIMEOUT_RANGE = (0.1, 300)  # --attempt-timeout, in seconds
+ROUNDING = 0.001  # offsets and durations are recorded to 3 decimals
+
+
+def decision_pair(decision):
+    """(next, reason) of a recorded decision; None for no decision."""
+    return None if decision is None else (decision["next"], decision["reason"])
+
+
+def decision_problem(where, decision, last, status):
+    """The shape of an attempt's decision: null only where the loop may not have decided yet."""
+    if decision is None:
+        if last and status in UNDECIDED:
+            return None
+        return (f"{where} 没有记录决定（decision 为 null）：只有记录仍是 running、被中断或 needs_human 时，"
+                "最后一次尝试才可以没有决定。")
+    shaped = type(decision) is dict and (decision.get("next"), decision.get("reason")) in DECISIONS
+    if not shaped or type(decision.get("why")) is not str or not decision["why"].strip():
+        return (f"{where} 的 decision 是 {shown(decision)}：应为 {{next, reason, why}}，继续时是 continue/first_failure，"
+                f"停止时是 stop 加上停止原因（{'、'.join(DECISION_STOPS)}），why 是不为空的说明。")
+    return None
+
+
+def attempt_timeout_ok(budget):
+    """budget.attempt_timeout: null (attempts run in-process) or seconds within TIMEOUT_RANGE."""
+    limit = budget.get("attempt_timeout")
+    return limit is None or (is_number(limit) and TIMEOUT_RANGE[0] <= limit <= TIMEOUT_RANGE[1])
+
+
+def timeout_problem(where, entry, budget):
+    """A timeout is recorded exactly for a timed_out attempt, with the budget's limit, the wait and an inventory."""
+    timeout, timed_out = entry["timeout"], entry["state"] == "timed_out"
+    if timeout is None and not timed_out:
+        return None
+    if timed_out and type(timeout) is dict and timeout.get("seconds") == budget.get("attempt_timeout") \
+            and is_number(timeout.get("waited_seconds")) and timeout["waited_seconds"] >= 0 \
+            and type(timeout.get("inventory")) is dict:
+        return None
+    return (f"{where} 的 timeout 是 {shown(timeout)}、state 是 {shown(entry['state'])}：只有 timed_out 的尝试记录 timeout，"
+            f"且必须有 seconds（等于 budget.attempt_timeout {shown(budget.get('attempt_timeout'))}）、"
+            "waited_seconds 和 inventory。")
+
+
+# --- the shape of a loop-run/2 record ------------------------------------------------------------
 
 def shape_problems(record, name):
-    """Types and fixed values of every field of a loop-run/1 record (Chinese, naming the field)."""
+    """(blocking, other): what is wrong with the shape of a loop-run/2 record, in Chinese naming the field.
+
+    BLOCKING problems keep the record from being read further: the checks that follow rely on those
+    fields. OTHER problems do not, so the recorded stop is still compared with the evidence.
+    """
     if type(record) is not dict:
-        return ["loop.json 应为一个 JSON 对象（loop-run/1 记录）。"]
+        return [f"loop.json 应为一个 JSON 对象（{SCHEMA} 记录）。"], []
     missing = [key for key in LOOP_KEYS if key not in record]
     if missing:
-        return [f"loop.json 缺少字段：{'、'.join(missing)}。"]
-    problems = [message for ok, message in field_checks(record, name) if not ok]
-    if problems:
-        return problems
-    attempts = record["attempts"]
-    found = (attempt_problem(number, entry, name, record["status"], number == len(attempts))
-             for number, entry in enumerate(attempts, 1))
+        return [f"loop.json 缺少字段：{'、'.join(missing)}。"], []
+    checks, fields = field_checks(record, name), ShownFields(record, folder=shown(name))
+    blocking = [message.format_map(fields) for holds, message, blocks in checks if blocks and not holds]
+    other = [message.format_map(fields) for holds, message, blocks in checks if not blocks and not holds]
+    if blocking:
+        return blocking, other
+    found = (attempt_problem(number, entry, record) for number, entry in enumerate(record["attempts"], 1))
     first = next((problem for problem in found if problem), None)  # later ones follow from the first
-    return [first] if first else []
+    return ([first] if first else []), other
 
 
 def field_checks(record, name):
-    """(holds, message) for every top-level field of a loop-run/1 record."""
+    """(holds, message, blocks) for every top-level field of a loop-run/2 record; see shape_problems.
+
+    A message names the record's fields as {field}: they are written out (as JSON) only for a check that fails.
+    """
     status, reason = record["status"], record["reason"]
-    budget, context = record["budget"], record["context"]
+    budget, context, blocked = record["budget"], record["context"], record["blocked_proposal"]
     known_status = type(status) is str and status in REASONS
     return [
-        (record["schema"] == "loop-run/1", f"schema 是 {shown(record['schema'])}，应为 loop-run/1。"),
-        (record["run"] == name and is_loop_name(name),
-         f"run 是 {shown(record['run'])}，与目录名 {shown(name)} 不符（或不是合法的循环名）。"),
+        (record["schema"] == SCHEMA, "schema 是 {schema}，应为 " + SCHEMA + "。", True),
+        (type(record["id"]) is str and bool(RECORD_ID.fullmatch(record["id"])),
+         "id 是 {id}：应为循环建立记录时随机生成的 32 位小写十六进制。", False),
+        (record["run"] == name and is_loop_name(name), "run 是 {run}，与目录名 {folder} 不符（或不是合法的循环名）。", True),
         (type(record["scenario"]) is str and record["scenario"] in SCRIPT,
-         f"scenario 是 {shown(record['scenario'])}，不是已知情景（{'、'.join(SCRIPT)}）。"),
-        (budget_ok(budget), f"budget 是 {shown(budget)}：max_attempts 应为 1-5 的整数，max_seconds 应为 0-300 秒。"),
-        (known_status, f"status 是 {shown(status)}，不是循环的状态（{'、'.join(REASONS)}）。"),
-        (not known_status or reason in REASONS[status], f"reason 是 {shown(reason)}，与 status {shown(status)} 不配。"),
+         "scenario 是 {scenario}，不是已知情景（" + "、".join(SCRIPT) + "）。", True),
+        (budget_ok(budget), "budget 是 {budget}：max_attempts 应为 1-5 的整数，max_seconds 应为 0-300 秒，"
+                            "attempt_timeout 为 null 或 0.1-300 秒。", True),
+        (known_status, "status 是 {status}，不是循环的状态（" + "、".join(REASONS) + "）。", True),
+        (not known_status or reason in REASONS[status], "reason 是 {reason}，与 status {status} 不配。", False),
         (error_type_ok(record["error_type"], reason),
-         f"error_type 是 {shown(record['error_type'])}：只有 unexpected_error 才记录 error_type，且必须记录。"),
-        (record["semantic_review"] == "pending",
-         f"semantic_review 是 {shown(record['semantic_review'])}：循环从不判断内容，只能是 pending。"),
+         "error_type 是 {error_type}：只有 unexpected_error 才记录 error_type，且必须记录。", True),
+        (record["semantic_review"] == "pending", "semantic_review 是 {semantic_review}：循环从不判断内容，只能是 pending。",
+         False),
         (is_int(record["actual_api_calls"]) and record["actual_api_calls"] == 0,
-         f"actual_api_calls 是 {shown(record['actual_api_calls'])}：循环不调用模型，只能是 0。"),
-        (context_ok(context), "context 应记录 16 个文件的逐文件哈希，且合并指纹与它们一致。"),
-        (type(record["attempts"]) is list, "attempts 应为尝试记录的数组。"),
-        ((record["blocked_proposal"] is None) == (reason != "permission_boundary"),
-         "blocked_proposal 只在 permission_boundary 停止时记录，且那时必须记录被拦下的提议。"),
-        (record["blocked_proposal"] is None or (type(record["blocked_proposal"]) is dict and all(
-            type(record["blocked_proposal"].get(key)) is str for key in ("action", "target", "reason"))),
-         "blocked_proposal 应有字符串字段 action、target、reason。"),
+         "actual_api_calls 是 {actual_api_calls}：循环不调用模型，只能是 0。", False),
+        (context_ok(context), "context 应记录 16 个文件的逐文件哈希，且合并指纹与它们一致。", True),
+        (type(record["attempts"]) is list, "attempts 应为尝试记录的数组。", True),
+        ((blocked is None) == (reason != "permission_boundary"),
+         "blocked_proposal 只在 permission_boundary 停止时记录，且那时必须记录被拦下的提议。", False),
+        (blocked is None or (type(blocked) is dict and all(
+            type(blocked.get(key)) is str for key in ("action", "target", "reason"))),
+         "blocked_proposal 应有字符串字段 action、target、reason。", True),
         (handoff_ok(record, name), "handoff：除 needs_review 外的每个停止都要写明 stopped_at、done、inspect"
                                    "（含 loop.json 与每个子运行的 run.json）和具体的 decide（不能只说“请处理”），"
-                                   "needs_review 与 running 没有 handoff。"),
+                                   "needs_review 与 running 没有 handoff。", False),
         (is_number(record["elapsed_seconds"]) and record["elapsed_seconds"] >= 0,
-         f"elapsed_seconds 是 {shown(record['elapsed_seconds'])}，应为不小于 0 的秒数。"),
-        (timestamps_ok(record["started_at"], record["finished_at"], status),
-         "started_at 应为 UTC 时间（如 2026-01-01T00:00:00Z）；finished_at 在结束后记录且不早于 started_at，"
-         "running 时为 null。"),
+         "elapsed_seconds 是 {elapsed_seconds}，应为不小于 0 的秒数（单调时钟的读数）。", True),
+        (moment(record["started_at"]) is not None and finished_ok(record["finished_at"], status == "running"),
+         "started_at 应为 UTC 时间（如 2026-01-01T00:00:00Z）；finished_at 在结束后记录，running 时为 null。", True),
     ]
+
+
+class ShownFields(dict):
+    """A record's fields as its reader sees them in the file (JSON), written out only when a message asks."""
+
+    def __init__(self, record, **given):
+        super().__init__(given)
+        self.record = record
+
+    def __missing__(self, field):
+        return shown(self.record[field])
 
 
 def error_type_ok(error_type, reason):
@@ -305,8 +454,9 @@ def error_type_ok(error_type, reason):
 
 
 def budget_ok(budget):
-    return (type(budget) is dict and is_int(budget.get("max_attempts")) and 1 <= budget["max_attempts"] <= 5
-            and is_number(budget.get("max_seconds")) and 0 <= budget["max_seconds"] <= 300)
+    return (type(budget) is dict and all(key in budget for key in BUDGET_KEYS)
+            and is_int(budget["max_attempts"]) and 1 <= budget["max_attempts"] <= 5
+            and is_number(budget["max_seconds"]) and 0 <= budget["max_seconds"] <= 300 and attempt_timeout_ok(budget))
 
 
 def context_ok(context):
@@ -319,12 +469,10 @@ def context_ok(context):
     return combined_fingerprint(entries) == context.get("fingerprint")
 
 
-def timestamps_ok(started, finished, status):
-    if moment(started) is None:
-        return False
-    if status == "running":
-        return finished is None
-    return moment(finished) is not None and moment(finished) >= moment(started)
+def finished_ok(finished, running):
+    """A finish time once finished, null while running. Its order with the start is loop_clock.py's to judge:
+    a wall clock stepped back can honestly make it earlier."""
+    return finished is None if running else moment(finished) is not None
 
 
 def is_text_list(value):
@@ -353,8 +501,9 @@ def handoff_ok(record, name):
             and must_inspect <= set(handoff["inspect"]))
 
 
-def attempt_problem(number, entry, name, status, last):
+def attempt_problem(number, entry, record):
     """The shape of attempt NUMBER; attempts are numbered 1..n in order, each with its own child."""
+    name, status, last = record["run"], record["status"], number == len(record["attempts"])
     where = f"attempts 第 {number} 项"
     if type(entry) is not dict or any(key not in entry for key in ATTEMPT_KEYS):
         return f"{where} 缺少字段（应有 {'、'.join(ATTEMPT_KEYS)}）。"
@@ -368,10 +517,28 @@ def attempt_problem(number, entry, name, status, last):
     if feedback is not None and (type(feedback) is not dict or sorted(feedback) != ["error_type", "message"]):
         return f"{where} 的 feedback 应为 null 或 {{error_type, message}}。"
     allowed_states = {"done": True, "running": last and status == "running",
-                      "unknown": last and status in ("interrupted", "needs_human")}
+                      "unknown": last and status in ("interrupted", "needs_human"),
+                      "timed_out": last and status in ("interrupted", "needs_human")}
     if type(state) is not str or not allowed_states.get(state, False):
-        return f"{where} 的 state 是 {shown(state)}：只有最后一次尝试可以是 running（记录仍在进行）或 unknown（被中断或意外停止）。"
+        return (f"{where} 的 state 是 {shown(state)}：只有最后一次尝试可以是 running（记录仍在进行）、"
+                "unknown（被中断或意外停止）或 timed_out（超过单次时限）。")
     finished_child = entry["status"] in CHILD_STATUSES and entry["status"] != "running"
     if (state == "done") != finished_child or (state != "done" and entry["status"] is not None):
         return f"{where} 的 status 是 {shown(entry['status'])}，与 state {shown(state)} 不配。"
+    return (attempt_times_problem(where, entry) or decision_problem(where, entry["decision"], last, status)
+            or timeout_problem(where, entry, record["budget"]))
+
+
+def attempt_times_problem(where, entry):
+    """An attempt's wall times and monotonic offsets: both starts always, both finishes once it is done,
+    neither while it runs. Their order is loop_clock.py's to judge."""
+    finished = (entry["finished_at"], entry["finished_offset"])
+    if moment(entry["started_at"]) is None or not is_number(entry["started_offset"]) or entry["started_offset"] < 0:
+        return (f"{where} 的 started_at 是 {shown(entry['started_at'])}、started_offset 是 "
+                f"{shown(entry['started_offset'])}：应为 UTC 时间与循环第一份记录之后不小于 0 的秒数。")
+    if finished == (None, None) and entry["state"] != "done":
+        return None
+    if moment(finished[0]) is None or not is_number(finished[1]) or entry["state"] == "running":
+        return (f"{where} 的 finished_at 是 {shown(finished[0])}、finished_offset 是 {shown(finished[1])}"
+                f"（state {shown(entry['state'])}）：结束的尝试两者都记录（UTC 时间与秒数），进行中的两者都是 null。")
     return None

@@ -3,27 +3,35 @@
     python3 verify_harness.py runs/NAME
     exit 0 pass, 1 fail or needs_human, 2 bad arguments, 130 Ctrl-C
 
-It trusts nothing the run says about itself: run.json must be strict JSON (a key given twice,
-NaN or Infinity fails) with each step written exactly as the harness writes it; the run folder
-and its evidence must be real files and folders (a symbolic link or a junction fails); the
-timestamps must be in order; the input copy's bytes are hashed again (the harness wrote them with
-LF, so a CRLF copy is an edit); the steps must be the ones the status implies; the artifact is
-re-checked by verify_export.py (not by the exporter); a recorded rule failure must be reproduced
-by those independent rules; and the recorded fingerprint is compared with the course files (a
-difference names the files and is never rewritten). A consistent run passes whatever its status:
-a correctly recorded `failed` run passes. A `needs_human` or still `running` run cannot be
-judged: `needs_human`.
-`verify_run()` is the function other verifiers call.
+It trusts nothing the run says about itself, and reads a submission as hostile input: every
+evidence path is looked at (lstat) before it is opened, and only a plain file is read, up to its
+cap (a link, junction, FIFO, device, socket, or a folder where a file belongs fails unopened).
+run.json must be a strict JSON object (a key given twice, NaN or Infinity, an empty or cut file
+fails) of schema harness-run/2 with each step written exactly as the harness writes it; the
+input copy and the artifact are hashed again; the steps must be the ones the status implies; the
+artifact is re-checked by verify_export.py (not by the exporter); a recorded rule failure must be
+reproduced by those independent rules; and the recorded fingerprint is compared with the course
+files (a difference names the files and is never rewritten). A consistent run passes whatever
+its status: a correctly recorded `failed` run passes.
 
-Shared with other files: cli.py plumbing and verify_export.py (the other verifier). Nothing of
-harness.py or export_review.py is imported: the watched-file list (the one in
-docs/harness/TASK.md; tests/test_watched_lists.py compares every copy), the samples and the
+Only what no honest machine produces fails. What one can produce is said for a person instead:
+evidence whose line ends were converted wholesale to CRLF, or that gained a BOM, is the same
+content (pass, with a note); a wall clock that one step explains (NTP, a suspended laptop) is
+`needs_human`; so are an unreadable file, a record of an older workspace, and a `needs_human` or
+still `running` run. `verify_run()` is the function other verifiers call.
+
+Shared with other files: cli.py plumbing (safe capped reads, strict record parsing, line-end
+helpers, console, arguments) and verify_export.py (the other verifier). Nothing of harness.py or
+export_review.py is imported: the watched-file list (the one in docs/harness/TASK.md;
+tests/test_watched_lists.py compares every copy), the record format, the samples and the
 fingerprint hashing are this file's own.
 """
 import hashlib
 import json
 import os
 import re
+import tempfile
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
@@ -38,62 +46,67 @@ WATCHED_FILES = (
     "project/notes/A05.md", "project/notes/A07.md",
 )
 SAMPLES = ("valid", "bad-quote", "semantic")
-RUN_KEYS = ("schema", "run", "sample", "status", "semantic_review", "input", "context", "steps",
-            "error", "artifact", "actual_api_calls", "started_at", "finished_at")
+SCHEMA, OLD_SCHEMAS = "harness-run/2", ("harness-run/1",)
+RUN_KEYS = ("schema", "id", "run", "sample", "status", "semantic_review", "input", "context", "steps",
+            "error", "artifact", "actual_api_calls", "started_at", "finished_at", "duration_seconds")
 ARTIFACT_FILES = ("cards.json", "review.md")
-EVIDENCE = ("", "run.json", "input", "input/candidate.json", "artifact", "artifact/cards.json", "artifact/review.md")
+INPUT_COPY = "input/candidate.json"
+FOLDERS = ("", "input", "artifact")
+# Each evidence file and the most it may hold: the harness writes a few kilobytes, a candidate is at most
+# 20 cards of at most about 1000 characters; a file over its cap is not one a run wrote.
+CAPS = {"run.json": 1 << 20, INPUT_COPY: 1 << 20, "artifact/cards.json": 1 << 20, "artifact/review.md": 1 << 20}
+COURSE_FILE_CAP = 1 << 20
 TIMESTAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)Z", re.ASCII)
+RUN_ID = re.compile(r"[0-9a-f]{32}", re.ASCII)
+# Timestamps are whole seconds: their difference is within 1 s of the true span, and 1 s more is tolerated.
+CLOCK_TOLERANCE = 2
+BOM = b"\xef\xbb\xbf"
 
 
 def content_sha256(path):
-    """sha256 of a file's bytes with CRLF -> LF; "missing" when there is no file to read."""
+    """sha256 of a course file's bytes with CRLF -> LF; "missing" when there is no plain file to read."""
     try:
-        data = Path(path).read_bytes()
-    except OSError:
+        data = cli.read_evidence(path, COURSE_FILE_CAP)
+    except OSError:  # absent, unreadable, too large, or not a plain file (never opened then)
         return "missing"
-    return hashlib.sha256(data.replace(b"\r\n", b"\n")).hexdigest()
+    return sha256(cli.to_lf(data))
+
+
+def sha256(data):
+    return hashlib.sha256(data).hexdigest()
 
 
 def combined(entries):
     """sha256 of the UTF-8 text made of one `PATH<TAB>SHA256<LF>` line per file, sorted by path."""
-    return hashlib.sha256("".join(f"{rel}\t{entries[rel]}\n" for rel in sorted(entries)).encode("utf-8")).hexdigest()
+    return sha256("".join(f"{rel}\t{entries[rel]}\n" for rel in sorted(entries)).encode("utf-8"))
 
 
-def is_link(path):
-    """A symbolic link, or a Windows junction (os.path.isjunction exists from Python 3.12)."""
-    if os.path.islink(path):
-        return True
-    isjunction = getattr(os.path, "isjunction", None)
-    if isjunction:
-        return isjunction(path)
-    try:  # Python 3.11 on Windows: a junction is a mount-point reparse point
-        return getattr(os.lstat(path), "st_reparse_tag", 0) == 0xA0000003
-    except OSError:
-        return False
+def entry_kind(path):
+    """What PATH is, never following a link (cli.entry_kind's words); None when there is nothing there."""
+    try:
+        kind = cli.entry_kind(os.lstat(path))
+    except FileNotFoundError:
+        return None
+    isjunction = getattr(os.path, "isjunction", None)  # Python 3.12+; 3.11 reads the reparse tag itself
+    return "目录联接" if isjunction and kind == "文件夹" and isjunction(path) else kind
 
 
 class NonStandardNumber(ValueError):
     """NaN, Infinity or -Infinity: Python reads them, JSON has no such numbers and no record holds one."""
 
 
-def refuse_constant(name):
-    raise NonStandardNumber(name)
-
-
-def object_once(pairs):
-    """A JSON object whose keys each appear once, else cli.DuplicateKeyError naming the first repeated key."""
-    obj = dict(pairs)
-    if len(obj) < len(pairs):
-        seen = set()
-        raise cli.DuplicateKeyError(next(key for key, _ in pairs if key in seen or seen.add(key)))
-    return obj
-
-
 def read_record_json(path):
-    """A record (run.json, loop.json) read strictly, a BOM allowed: a duplicate key raises
-    cli.DuplicateKeyError, NaN or Infinity NonStandardNumber, anything else unreadable OSError or ValueError."""
-    text = Path(path).read_bytes().decode("utf-8-sig")
-    return json.loads(text, object_pairs_hook=object_once, parse_constant=refuse_constant)
+    """A record file read as this verifier reads run.json: a plain file within its cap, strict JSON.
+
+    Raises cli.DuplicateKeyError, NonStandardNumber, or OSError / ValueError for anything else unreadable
+    (cli.read_evidence + cli.loads_record say which way more precisely).
+    """
+    try:
+        return cli.loads_record(cli.read_evidence(path, CAPS["run.json"]))
+    except cli.RecordError as exc:
+        if exc.kind == "constant":
+            raise NonStandardNumber(re.search(r"NaN|-?Infinity", str(exc)).group()) from None
+        raise
 
 
 def as_listed(path):
@@ -108,66 +121,222 @@ def as_listed(path):
     return path.with_name(same[0]) if path.name not in names and len(same) == 1 else path
 
 
+FAIL, HUMAN = "fail", "needs_human"
+
+
 def verify_run(run_dir, course_root=None):
-    """{"result", "run", "status", "problems", "changed_files"} for one run folder.
+    """{"result", "run", "status", "problems", "changed_files", "notes"} for one run folder.
 
     COURSE_ROOT holds the course files (notes, samples, watched files) the run is checked against;
     by default the workspace that holds the run (RUN_DIR/../..), or a teacher's reference copy.
+    PROBLEMS are what makes the result fail or needs_human; NOTES what a pass still tells a person.
     """
     # `.` or `../NAME` must name the same run as runs/NAME; a link keeps its own name
     run_dir = Path(os.path.abspath(run_dir))
     course_root = Path(course_root) if course_root is not None else run_dir.parent.parent
-    result = {"result": "fail", "run": run_dir.name, "status": None, "problems": [], "changed_files": []}
-    problems = result["problems"]
-    record, problem = read_record(run_dir)
-    problem = problem or shape_problem(record, run_dir.name)
+    result = {"result": FAIL, "run": run_dir.name, "status": None, "problems": [], "changed_files": [], "notes": []}
+    try:
+        evidence = Evidence(run_dir)
+        record = evidence.record()
+    except Unusable as exc:
+        return settled(result, [(exc.verdict, exc.text)])
+    if record.get("schema") in OLD_SCHEMAS:
+        return settled(result, [(HUMAN, old_schema_note(record["schema"]))])
+    problem = shape_problem(record, run_dir.name) or time_problem(record) or unsupported_stop(record)
     if problem:
-        problems.append(problem)
-        return result
+        return settled(result, [(FAIL, problem)])
     result["status"] = record["status"]
-    problem = time_problem(record) or unsupported_stop(record)
-    if problem:
-        problems.append(problem)
-        return result
     if record["status"] in ("running", "needs_human"):
-        result["result"] = "needs_human"
-        problems.append(human_note(record, run_dir))
-        return result
-    problems += input_problems(record, run_dir) or step_problems(record, run_dir, course_root)
-    result["changed_files"] = changed_files(record, course_root)
+        return settled(result, [(HUMAN, human_note(record, run_dir))])
+    findings = [(HUMAN, step) for step in [clock_step(record)] if step]
+    unsafe = unsafe_note(course_root)  # the independent rules would open it
+    problems = [unsafe] if unsafe else input_problems(record, evidence) or step_problems(record, evidence, course_root)
+    findings += [(FAIL, problem) for problem in problems]
+    result["changed_files"] = changed_files(record, course_root)  # a watched file that is no plain file: missing
     if result["changed_files"]:
-        problems.append(changed_files_note(result["changed_files"], course_root, run_dir.parent.parent))
-    if not problems:
-        result["result"] = "pass"
+        findings.append((FAIL, changed_files_note(result["changed_files"], course_root, run_dir.parent.parent)))
+    result["notes"] = evidence.transport_notes()
+    return settled(result, findings)
+
+
+def settled(result, findings):
+    """RESULT with FINDINGS ((verdict, text) pairs) as its problems: any fail fails, else any is for a person."""
+    result["problems"] = [text for _, text in findings]
+    verdicts = {verdict for verdict, _ in findings}
+    result["result"] = FAIL if FAIL in verdicts else HUMAN if verdicts else "pass"
     return result
 
 
-def read_record(run_dir):
-    """(run.json's record, None), or (None, the problem) when the evidence cannot be taken as it is."""
-    linked = next((run_dir / rel for rel in EVIDENCE if is_link(run_dir / rel)), None)
-    if linked:
-        return None, (f"{cli.display_path(linked)} 是符号链接或目录联接：运行证据必须是运行目录里真实的文件和文件夹，"
-                      "请核对它指向哪里，这次运行不能采信。")
-    path = run_dir / "run.json"
+class Unusable(Exception):
+    """Evidence that cannot be taken as it is: VERDICT (fail or needs_human) and the TEXT for a person."""
+
+    def __init__(self, verdict, text):
+        super().__init__(text)
+        self.verdict, self.text = verdict, text
+
+
+class Evidence:
+    """A run folder's evidence files, each read once, and only when it is a plain file within its cap.
+
+    Every path is looked at (lstat) before anything is opened: a link, junction, FIFO, device or socket,
+    or a folder where a file belongs, is Unusable (fail) and never opened. An absent file reads as None.
+    """
+
+    def __init__(self, run_dir):
+        self.run_dir = run_dir
+        self.converted = {}  # file -> the transport changes undone to find the recorded bytes ("BOM", "CRLF")
+        problem = kind_problem(run_dir)
+        if problem:
+            raise Unusable(FAIL, problem)
+        self.data = {rel: self.read(rel) for rel in CAPS}
+
+    def read(self, rel):
+        path = self.run_dir / rel
+        shown = cli.display_path(path)
+        try:
+            return cli.read_evidence(path, CAPS[rel])
+        except FileNotFoundError:
+            return None
+        except cli.TooLarge as exc:
+            raise Unusable(FAIL, f"{shown} 超过了读取上限（{exc.cap // (1 << 20)} MiB）：harness 写下的文件远小于它，"
+                                 "这不是运行留下的文件，核对时没有读完它；这次运行不能采信。") from None
+        except cli.NotRegularFile as exc:  # swapped since kind_problem looked
+            raise Unusable(FAIL, not_a_plain_file(path, exc.kind, "普通文件")) from None
+        except OSError as exc:  # PermissionError above all: the file is there, this user cannot open it
+            raise Unusable(HUMAN, f"{shown} 无法读取（{cli.gloss(type(exc).__name__)}，{type(exc).__name__}）：文件在，"
+                                  "但当前用户打不开它，这不等于文件缺失；请恢复读取权限后再核对。") from None
+
+    def record(self):
+        """run.json as a dict; Unusable when it is absent, not strict JSON, or not an object."""
+        data, shown = self.data["run.json"], cli.display_path(self.run_dir / "run.json")
+        if data is None:
+            raise Unusable(FAIL, f"{shown} 不存在：这不是一个完整的运行目录。")
+        try:
+            record = cli.loads_record(data)
+        except cli.DuplicateKeyError as exc:
+            key = exc.key.encode("utf-8", "backslashreplace").decode("utf-8")
+            raise Unusable(FAIL, f"{shown} 里同一个对象中的键 {key} 出现了两次：记录被改动过，不能采信。") from None
+        except cli.RecordError as exc:
+            why = ("harness 先把记录写到磁盘再改名，不会留下空的或被截断的记录，" if exc.kind in ("empty", "cut") else
+                   "harness 写的记录是 UTF-8 的标准 JSON，")
+            raise Unusable(FAIL, f"{shown} {exc}：{why}记录被改动或损坏了，不能采信。") from None
+        if type(record) is not dict:
+            raise Unusable(FAIL, f"{shown} 的顶层是{json_kind(record)}，不是 JSON 对象：harness 写的记录是一个对象，"
+                                 "记录被改动过，不能采信。")
+        _, changes = undo_transport(data)
+        if changes:
+            self.converted["run.json"] = changes
+        return record
+
+    def as_written(self, rel, recorded):
+        """REL's bytes as the harness wrote them: the file's own, or with a wholesale transport change
+        (CRLF line ends, a BOM) undone when that gives the RECORDED sha256; None when the file is absent."""
+        data = self.data[rel]
+        if data is None or sha256(data) == recorded:
+            return data
+        undone, changes = undo_transport(data)
+        if changes and sha256(undone) == recorded:
+            self.converted[rel] = changes
+            return undone
+        return data
+
+    def transport_notes(self):
+        """What a transport did to the evidence without changing its content, said for a person."""
+        notes = []
+        for change, text in TRANSPORT_NOTES:
+            files = [rel for rel, changes in self.converted.items() if change in changes]
+            if files:
+                notes.append(text.format(files="、".join(files)))
+        return notes
+
+
+TRANSPORT_NOTES = (
+    ("CRLF", "行尾被转换过（CRLF）：{files} 的换行整体从 LF 变成了 CRLF（例如 Windows 上 git 的 core.autocrlf），"
+             "换回 LF 后与记录一致，按同一份内容核对。"),
+    ("BOM", "文件开头被加了 BOM：{files}（例如用记事本另存过），去掉后与记录一致，按同一份内容核对。"),
+)
+
+
+def undo_transport(data):
+    """(DATA with a leading BOM and wholesale CRLF line ends undone, the changes undone). A mix of LF and
+    CRLF is no transport's work but an edit: nothing is undone then but the BOM."""
+    changes = []
+    if data.startswith(BOM):
+        data, changes = data[len(BOM):], ["BOM"]
+    if cli.line_endings(data) == "crlf":
+        data, changes = cli.to_lf(data), changes + ["CRLF"]
+    return data, changes
+
+
+def json_kind(value):
+    """The JSON type of VALUE in Chinese, for a record that is not an object."""
+    if value is None:
+        return " null"
+    if type(value) is bool:
+        return f" {json.dumps(value)}"
+    return {list: "数组", str: "字符串"}.get(type(value), "数字")
+
+
+def kind_problem(run_dir):
+    """The first evidence path that is not what the harness makes there, said for a person; None if none.
+
+    Folders first: below a linked folder every path would lead somewhere else. Absent paths are judged later.
+    """
+    for rel in (*FOLDERS, *CAPS):
+        path = run_dir / rel
+        expected = "文件夹" if rel in FOLDERS else "普通文件"
+        try:
+            kind = entry_kind(path)
+        except OSError:  # not even looked at (a folder without permission): reading it will say so
+            continue
+        if kind not in (None, expected):
+            return not_a_plain_file(path, kind, expected)
+    return None
+
+
+def unsafe_note(course_root):
+    """The first entry of project/notes/ that is neither a plain file nor a folder, said for a person; None if none.
+
+    The independent rules (verify_export.py) open the notes a card cites as they are: a FIFO would block them.
+    """
     try:
-        return read_record_json(path), None
-    except FileNotFoundError:
-        return None, f"{cli.display_path(path)} 不存在：这不是一个完整的运行目录。"
-    except NonStandardNumber as exc:
-        return None, (f"{cli.display_path(path)} 里有 {exc}：标准 JSON 没有这样的数，程序从不这样写，"
-                      "记录被改动过，不能采信。")
-    except cli.DuplicateKeyError as exc:
-        key = exc.key.encode("utf-8", "backslashreplace").decode("utf-8")
-        return None, f"{cli.display_path(path)} 里同一个对象中的键 {key} 出现了两次：记录被改动过，不能采信。"
-    except (OSError, ValueError, RecursionError):  # unreadable, not UTF-8, not JSON, absurdly nested
-        return None, f"{cli.display_path(path)} 无法读取或不是合法的 JSON：记录损坏或被改动过。"
+        with os.scandir(course_root / "project" / "notes") as entries:
+            odd = sorted((entry for entry in entries if not entry.is_file(follow_symlinks=False)),
+                         key=lambda entry: entry.name)
+    except OSError:  # no notes folder: the rules will say so
+        return None
+    for entry in odd:
+        try:
+            kind = cli.entry_kind(entry.stat(follow_symlinks=False))
+        except OSError:
+            continue
+        if kind != "文件夹":  # a folder is read as no note at all; a link, FIFO or device could be followed
+            return (f"课程文件 project/notes/{entry.name} 是{kind}，不是普通文件：核对时没有打开它，"
+                    "也就不能用独立规则核对这次运行；请从课程 ZIP 里取回原样的文件再核对。")
+    return None
+
+
+def not_a_plain_file(path, kind, expected):
+    shown = cli.display_path(path)
+    if kind in ("符号链接", "目录联接"):
+        return (f"{shown} 是符号链接或目录联接：运行证据必须是运行目录里真实的文件和文件夹，"
+                "请核对它指向哪里，这次运行不能采信。")
+    return (f"{shown} 是{kind}，不是{expected}：harness 只写下普通的文件和文件夹，核对时没有打开它；"
+            "这次运行不能采信。")
+
+
+def old_schema_note(schema):
+    return (f"run.json 的 schema 是 {schema}：由旧版本的工作区生成，它没有 id 和单调时长，现在的规则核对不了它；"
+            "请由人对照当时的说明判断，或在现在的工作区里用新的运行名重跑。")
 
 
 def shape_problem(record, folder_name):
-    if type(record) is not dict or tuple(k for k in RUN_KEYS if k in record) != RUN_KEYS:
-        return "run.json 缺少必需的字段（应为 harness-run/1 记录）。"
-    if record["schema"] != "harness-run/1":
-        return f"run.json 的 schema 是 {record['schema']!r}，应为 harness-run/1。"
+    if tuple(k for k in RUN_KEYS if k in record) != RUN_KEYS:
+        return f"run.json 缺少必需的字段（应为 {SCHEMA} 记录）。"
+    if record["schema"] != SCHEMA:
+        return f"run.json 的 schema 是 {record['schema']!r}，应为 {SCHEMA}。"
+    if type(record["id"]) is not str or not RUN_ID.fullmatch(record["id"]):
+        return f"run.json 的 id {record['id']!r} 不是 32 位小写十六进制：harness 建立记录时随机生成它，记录被改动过。"
     if record["run"] != folder_name:
         return f"run.json 记录的运行名 {record['run']!r} 与目录名 {folder_name!r} 不符。"
     if record["sample"] not in SAMPLES:
@@ -204,7 +373,8 @@ def moment(value):
 
 
 def time_problem(record):
-    """started_at is a time; finished_at too unless the run is still `running`, and not earlier."""
+    """started_at is a time; unless the run is still `running`, finished_at too and duration_seconds a
+    number of seconds, never negative (a monotonic clock never runs back). Their order is clock_step's."""
     started, finished = moment(record["started_at"]), moment(record["finished_at"])
     example = "形如 2026-01-31T08:00:00Z 的 UTC 时间"
     if started is None:
@@ -213,10 +383,31 @@ def time_problem(record):
         return None
     if finished is None:
         return f"run.json 的 finished_at {record['finished_at']!r} 不是{example}：记录被改动过。"
-    if finished < started:
-        return (f"run.json 的 finished_at（{record['finished_at']}）早于 started_at（{record['started_at']}）："
-                "时间记录被改动过。")
+    duration = record["duration_seconds"]
+    if type(duration) not in (int, float) or duration < 0:
+        return (f"run.json 的 duration_seconds {duration!r} 不是不小于 0 的秒数：它是单调时钟量出的运行时长，"
+                "只会是这样的数，记录被改动过。")
     return None
+
+
+def clock_step(record):
+    """For a person: the wall-clock span disagrees with the monotonic duration; None when they agree.
+
+    A run has two wall readings and one monotonic span between them, so any disagreement is one step of
+    the wall clock between the readings (NTP, a suspended laptop, a clock set by hand): an honest machine
+    can make it, so it is named for a person and never fails the run.
+    """
+    if record["finished_at"] is None:
+        return None
+    wall = int((moment(record["finished_at"]) - moment(record["started_at"])).total_seconds())
+    step = wall - record["duration_seconds"]
+    if abs(step) <= CLOCK_TOLERANCE:
+        return None
+    cause = (f"系统时钟在这两次读数之间被往回调了约 {round(-step)} 秒（例如 NTP 校时）" if step < 0 else
+             f"在这两次读数之间电脑休眠过约 {round(step)} 秒，或系统时钟被往前调了这么多")
+    return (f"run.json 的 started_at（{record['started_at']}）到 finished_at（{record['finished_at']}）相隔 {wall} 秒，"
+            f"单调时钟量得运行用了 {record['duration_seconds']} 秒：{cause}。诚实的机器也会这样，这不是改动过的证据；"
+            "请向运行者确认这台电脑的时钟，由人决定是否采信。")
 
 
 def unsupported_stop(record):
@@ -227,8 +418,9 @@ def unsupported_stop(record):
             and error.get("type") == steps[-1].get("error_type")
         if not failed:
             return "status 是 needs_human，但记录里没有出错的步骤与 error：状态与记录不符。"
-    if record["status"] == "running" and (error is not None or record["finished_at"] is not None):
-        return "status 是 running，但记录已有 error 或 finished_at：状态被改动过。"
+    if record["status"] == "running" and (error is not None or record["finished_at"] is not None
+                                          or record["duration_seconds"] is not None):
+        return "status 是 running，但记录已有 error、finished_at 或 duration_seconds：状态被改动过。"
     return None
 
 
@@ -254,12 +446,14 @@ def human_note(record, run_dir):
             f"请查看 {cli.display_path(run_dir / 'run.json')} 与 {shown} 里的 artifact/，由人判断原因。")
 
 
-def input_problems(record, run_dir):
+def input_problems(record, evidence):
     entry, context = record["input"], record["context"]
-    if type(entry) is not dict or entry.get("path") != "input/candidate.json":
-        return ["run.json 的 input 记录不对：应指向 input/candidate.json。"]
-    # the harness writes the copy with LF line ends and hashes those very bytes: a CRLF is an edit
-    actual = raw_sha256(run_dir / entry["path"])
+    if type(entry) is not dict or entry.get("path") != INPUT_COPY:
+        return [f"run.json 的 input 记录不对：应指向 {INPUT_COPY}。"]
+    # the harness writes the copy with LF line ends and hashes those very bytes: only a wholesale
+    # conversion (every line CRLF, a BOM) is a transport's work; a mix is an edit
+    data = evidence.as_written(INPUT_COPY, entry.get("sha256"))
+    actual = sha256(data) if data is not None else "missing"
     if actual != entry.get("sha256"):
         return ["输入副本 input/candidate.json 的哈希与记录不符：输入被改动或删除了。"]
     entries = context.get("entries") if type(context) is dict else None
@@ -269,7 +463,7 @@ def input_problems(record, run_dir):
     return []
 
 
-def step_problems(record, run_dir, course_root):
+def step_problems(record, evidence, course_root):
     """The steps, error and artifact the recorded status implies, checked independently."""
     status, steps = record["status"], record["steps"]
     names = [(step.get("name"), step.get("ok")) for step in steps]
@@ -279,7 +473,7 @@ def step_problems(record, run_dir, course_root):
             else ["needs_review 的运行应有 export 与 verify 两个成功步骤且没有 error。"]
         if record["semantic_review"] != "pending":
             problems.append("needs_review 的运行 semantic_review 必须是 pending：机械通过不等于内容正确。")
-        return problems + artifact_problems(record, run_dir, notes_dir)
+        return problems + artifact_problems(record, evidence, notes_dir)
     if record["semantic_review"] != "not_applicable":
         return ["failed 的运行没有产物可审，semantic_review 应为 not_applicable。"]
     # failed: exactly one export step that the independent rules reproduce
@@ -288,42 +482,53 @@ def step_problems(record, run_dir, course_root):
     if names != [("export", False)] or error["type"] != "ValidationError" or record["error"] != error:
         return ["failed 的运行应只有一个失败的 export 步骤，且 error 与它一致（ValidationError）。"]
     problems = []
-    if record["artifact"] is not None or os.path.lexists(run_dir / "artifact"):
+    if record["artifact"] is not None or os.path.lexists(evidence.run_dir / "artifact"):
         problems.append("failed 的运行不应留下产物：artifact 应为空。")
-    found = verify_export.check_candidate(run_dir / "input" / "candidate.json", notes_dir)
+    candidate, problem = verify_export.parse_candidate(evidence.as_written(INPUT_COPY, record["input"]["sha256"]))
+    found = [problem] if problem else verify_export.candidate_problems(candidate, notes_dir)
     if not found or found[0] != error["message"]:
         problems.append(f"独立规则没有复现记录的失败「{error['message']}」"
                         f"（独立规则给出：{found[0] if found else '没有问题'}）。")
     return problems
 
 
-def artifact_problems(record, run_dir, notes_dir):
+def artifact_problems(record, evidence, notes_dir):
     artifact = record["artifact"]
     if type(artifact) is not dict or sorted(artifact) != list(ARTIFACT_FILES):
         return ["run.json 的 artifact 应记录 cards.json 与 review.md 的哈希。"]
-    folder = run_dir / "artifact"
+    written = {name: evidence.as_written(f"artifact/{name}", artifact[name]) for name in ARTIFACT_FILES}
     problems = [f"产物 artifact/{name} 被改动或删除了（与 run.json 记录的哈希不符）。"
-                for name in ARTIFACT_FILES if raw_sha256(folder / name) != artifact[name]]
-    problems += verify_export.check_artifact(folder, notes_dir)
-    if not same_cards(folder / "cards.json", run_dir / "input" / "candidate.json"):
+                for name, data in written.items() if data is None or sha256(data) != artifact[name]]
+    with artifact_as_written(evidence, written) as folder:
+        problems += verify_export.check_artifact(folder, notes_dir)
+    if not same_cards(written["cards.json"], evidence.as_written(INPUT_COPY, record["input"]["sha256"])):
         problems.append("产物里的卡片与输入副本不一致：产物不是由这份输入导出的。")
     return problems
 
 
-def same_cards(cards_path, candidate_path):
+@contextmanager
+def artifact_as_written(evidence, written):
+    """The artifact folder verify_export.py checks: the run's own (its files were just found plain and
+    within their caps), or, when a transport change was undone, a private copy of WRITTEN's bytes."""
+    if not any(rel.startswith("artifact/") for rel in evidence.converted):
+        yield evidence.run_dir / "artifact"
+        return
+    with tempfile.TemporaryDirectory(prefix="verify-harness-") as scratch:
+        folder = Path(scratch) / "artifact"
+        folder.mkdir()
+        for name, data in written.items():
+            if data is not None:
+                (folder / name).write_bytes(data)
+        yield folder
+
+
+def same_cards(cards_bytes, candidate_bytes):
     """cards.json holds exactly the input copy's title and cards (both read strictly)."""
     try:
-        cards, candidate = cli.read_json(cards_path), cli.read_json(candidate_path)
+        cards, candidate = cli.loads_record(cards_bytes), cli.loads_record(candidate_bytes)
         return cards["title"] == candidate["title"] and cards["cards"] == candidate["cards"]
-    except (OSError, ValueError, TypeError, KeyError, RecursionError):
+    except (ValueError, TypeError, KeyError, AttributeError):
         return False
-
-
-def raw_sha256(path):
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
-        return "missing"
 
 
 def changed_files(record, course_root):
@@ -341,7 +546,8 @@ CONCLUSION = {
     "pass": "核对通过：记录与文件一致。",
     "fail": "核对失败：记录与文件不一致，这次运行不能采信；不要改写记录或产物，找到与记录对应的文件版本再核对，"
             "或用新的运行名重新运行。",
-    "needs_human": "需要人工核查：这次运行没有正常结束，按上面的提示查看它留下的文件，由人决定下一步。",
+    "needs_human": "需要人工核查：这次运行没有正常结束，或它的证据有诚实的机器也会留下、程序却判断不了的情况；"
+                   "按上面的提示查看，由人决定下一步。",
 }
 
 
@@ -361,9 +567,13 @@ def main(argv=None):
     for problem in result["problems"]:
         cli.say(f"问题：{problem}")
     cli.say(CONCLUSION[result["result"]])
+    for note in result["notes"]:
+        cli.say(f"说明：{note}")
     out = {key: result[key] for key in ("result", "run", "status")}
     if result["result"] != "pass":
         out.update(problems=result["problems"], changed_files=result["changed_files"])
+    if result["notes"]:
+        out["notes"] = result["notes"]
     cli.print_json(out)
     return cli.EXIT_OK if result["result"] == "pass" else cli.EXIT_STOP
 

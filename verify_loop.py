@@ -1,16 +1,19 @@
 """Independent check of lesson-14 loop runs, one at a time or a whole class's submissions.
 
-    python3 verify_loop.py loop-runs/NAME [loop-runs/OTHER ...]
-    python3 verify_loop.py --class SUBMISSIONS [--report FILE.md] [--csv FILE.csv]
+    python3 verify_loop.py loop-runs/NAME [loop-runs/OTHER ...] [--explain]
+    python3 verify_loop.py --class SUBMISSIONS [--report FILE.md] [--csv FILE.csv] [--feedback DIR]
+    python3 verify_loop.py --pack OUT.zip      (a student's hand-in: hand_in.py)
     exit 0 every run (every student) passes, 1 otherwise, 2 bad arguments
 
 The command line only. Does each stop follow from the evidence it left? The work is done in
-three modules, each with one job: loop_records.py (the verifier's own copy of the rules and how a
-record is read and shaped), loop_check.py (one loop folder) and class_check.py (a whole class and its
-reports). None of them imports loop_lab.py, harness.py or export_review.py: the checked programs
-never vouch for themselves. What they share with the rest of the workspace: cli.py's plumbing (strict
-JSON reading, paths shown from the current folder, Chinese arguments, output) and
-verify_harness.verify_run, the lesson-13 verifier, which checks each child run; nothing else.
+modules, each with one job: loop_records.py (the verifier's own copy of the rules, and how a record
+is read and shaped), loop_check.py (one loop folder), loop_clock.py (a record's clocks), class_check.py
+(a whole class and its reports), loop_explain.py (--explain) and hand_in.py (--pack). None of them
+imports loop_lab.py, harness.py or export_review.py: the checked programs never vouch for themselves.
+What they share with the rest of the workspace: cli.py's plumbing (capped reads of plain files,
+strict record parsing, line ends, glosses, paths shown from the current folder, Chinese arguments,
+output) and verify_harness.py, the lesson-13 verifier: verify_run checks each child run, and its
+words for a transport's changes and a record's JSON type are reused so both verifiers say them alike.
 
 A loop folder's workspace root is the folder holding its `loop-runs/`: its children are read
 there. The course files (notes, samples, watched files) are read there too, except in a class
@@ -22,7 +25,7 @@ try:  # Ctrl-C while Python is still loading this script: a Chinese line and 130
 
     import verify_harness
     from cli import EXIT_OK, EXIT_STOP, ChineseArgumentParser, display_path, print_json, run, say, use_safe_console
-    from loop_check import verify_loop
+    from loop_check import checked_loop, verify_loop
     from loop_records import visible
 except KeyboardInterrupt:
     if __name__ != "__main__":
@@ -39,6 +42,8 @@ def print_result(result, several):
         out["run"] = result["run"]
     if result["result"] != "pass":
         out["problems"] = result["problems"]
+    if result["notes"]:
+        out["notes"] = result["notes"]
     print_json(out)
     if result["result"] == "pass" and result["status"] == "needs_review":
         say(f"{result['folder']}：pass，停止状态 {result['status']}、{result['attempts']} 次尝试与情景预期及子运行一致；"
@@ -49,6 +54,8 @@ def print_result(result, several):
     else:
         say(f"{visible(result['folder'])}：{result['result']}"
             + "".join(f"\n  - {visible(problem)}" for problem in result["problems"]))
+    for note in result["notes"]:
+        say(f"  说明：{visible(note)}")
 
 
 
@@ -57,22 +64,35 @@ def parse_arguments(argv):
     parser = ChineseArgumentParser(
         description="独立核对一个或多个循环记录（loop-runs/NAME），或用 --class 核对全班的提交："
                     "按情景预期、子运行和上下文指纹重新推导结果。",
-        epilog="退出码：0 每个循环都通过（--class：每个学生都 pass）；1 有循环 fail 或 needs_human"
-               "（--class：有学生不是 pass）；2 参数错误（例如给的不是 loop-runs/ 下的目录，或提交目录里没有学生）；"
-               "130 被 Ctrl-C 中断。",
+        epilog="退出码：0 每个循环都通过（--class：每个学生都 pass；--pack：打包的这一行是 pass）；1 有循环 fail 或 needs_human"
+               "（--class：有学生不是 pass；--pack：不是 pass，ZIP 照样写出）；2 参数错误（例如给的不是 loop-runs/ 下的目录，"
+               "或提交目录里没有学生，或 --pack 的文件已存在）；130 被 Ctrl-C 中断。",
     )
     parser.add_argument("loop_dirs", nargs="*", metavar="LOOP_DIR", help="循环目录，例如 loop-runs/repair-01")
     parser.add_argument("--class", dest="submissions", metavar="SUBMISSIONS",
-                        help="全班提交所在的文件夹：每个学生一个子文件夹，里面有 loop-runs/ 和 runs/")
-    parser.add_argument("--report", metavar="FILE.md", help="（与 --class 一起）写出 Markdown 报告；已有的同名文件会被替换")
+                        help="全班提交所在的文件夹：每个学生一项，文件夹或 .zip 压缩包（Moodle 的“下载所有提交”解开后即可）")
+    parser.add_argument("--report", metavar="FILE.md",
+                        help="（与 --class 一起）写出 Markdown 报告；只替换这个核对以前写出的报告")
     parser.add_argument("--csv", dest="csv_file", metavar="FILE.csv",
-                        help="（与 --class 一起）写出 CSV 表（UTF-8 带 BOM，Excel 可直接打开）；已有的同名文件会被替换")
+                        help="（与 --class 一起）写出 CSV 表（UTF-8 带 BOM，Excel 可直接打开）；只替换这个核对以前写出的 CSV")
+    parser.add_argument("--feedback", metavar="DIR",
+                        help="（与 --class 一起）在 DIR 里给每位学生写一份反馈 DIR/<学生>.md，只含这位学生自己的结果")
+    parser.add_argument("--pack", metavar="OUT.zip",
+                        help="交作业：按老师的核对检查本工作区的全部循环，把 loop-runs/ 和 runs/ 打包成 OUT.zip，"
+                             "打印老师会看到的那一行；已有的同名文件不会被覆盖")
+    parser.add_argument("--explain", action="store_true",
+                        help="在 stderr 上逐轮说明验证器自己的推导：预算检查、候选、范围、子运行、独立核对、决定和停止"
+                             "（stdout 不变）")
     args = parser.parse_args(argv)
-    if args.submissions is None and (args.report or args.csv_file):
-        parser.error("--report 和 --csv 只能和 --class 一起用。")
+    if args.explain and (args.submissions is not None or args.pack is not None):
+        parser.error("--explain 逐轮说明给出的循环目录，不能和 --class 或 --pack 一起用：请单独核对要看的循环。")
+    if args.submissions is None and (args.report or args.csv_file or args.feedback):
+        parser.error("--report、--csv 和 --feedback 只能和 --class 一起用。")
     if args.submissions is not None and args.loop_dirs:
         parser.error("--class 核对全班时不再另给循环目录：请二选一。")
-    if args.submissions is None and not args.loop_dirs:
+    if args.pack is not None and (args.loop_dirs or args.submissions is not None):
+        parser.error("--pack 打包整个工作区，不再另给循环目录或 --class：请单独使用。")
+    if args.submissions is None and not args.loop_dirs and args.pack is None:
         parser.error("请给出至少一个循环目录（例如 loop-runs/repair-01），或用 --class 给出全班提交的文件夹。")
     return parser, args
 
@@ -81,9 +101,13 @@ def parse_arguments(argv):
 
 def loop_folders(parser, texts):
     """The loop folders named on the command line; a claim folder (`.lock-*`) is skipped, not checked."""
-    folders = []
+    folders, listed = [], {}  # each parent folder is listed once, however many of its loops are named
     for text in texts:
-        path = verify_harness.as_listed(text)  # a link keeps its own name: it is checked, not followed
+        path = Path(os.path.abspath(text))  # not resolved: a link keeps its own name, it is checked, not followed
+        if path.parent not in listed:
+            listed[path.parent] = names_in(path.parent)
+        if path.name not in listed[path.parent]:
+            path = verify_harness.as_listed(text)  # typed in another case: the folder's own spelling
         if not os.path.lexists(path):
             parser.error(f"{text} 不存在：请给出 loop-runs/ 下的循环目录，例如 loop-runs/repair-01（这次没有核对任何目录）。")
         if not os.path.isdir(path) or path.parent.name != "loop-runs":
@@ -98,19 +122,33 @@ def loop_folders(parser, texts):
     return folders
 
 
+def names_in(folder):
+    try:
+        return set(os.listdir(folder))
+    except OSError:
+        return set()
+
+
 def main(argv=None):
     use_safe_console()
     parser, args = parse_arguments(argv)
+    if args.pack is not None:
+        from hand_in import pack
+        return pack(parser, args.pack)
     if args.submissions is not None:
         from class_check import check_class, class_arguments_problem
         problem = class_arguments_problem(args)
         if problem:
             parser.error(problem)
-        return check_class(parser, Path(args.submissions), args.report, args.csv_file)
+        return check_class(parser, args)
     folders = loop_folders(parser, args.loop_dirs)
     workspaces, counts = {}, {"pass": 0, "fail": 0, "needs_human": 0}
     for folder in folders:
-        result = verify_loop(folder, workspaces)
+        check = checked_loop(folder, workspaces)
+        result = check.result()
+        if args.explain:
+            from loop_explain import account
+            say(account(check))
         counts[result["result"]] += 1
         print_result(result, len(folders) > 1)
     if len(folders) > 1:

@@ -1,49 +1,70 @@
-"""Tests of `verify_loop.py --class`: a small class checked through the real command line.
+"""Tests of `verify_loop.py --class`: a class handed in every way a platform, a student or an attacker would.
 
-The loops are made once per class in a copy of the workspace (loop_lab in-process), moved into
-student folders and copied, then some are damaged the way a student (or an accident) would: a
-missing case, a tampered record, a course file edited before running honestly, a loop killed
-mid-way, a case faked with another scenario, a linked folder, stray files next to the students.
-The command runs once over that class; each test reads what it printed and wrote.
+The loops are made once per test class in a copy of the workspace (loop_lab in-process); every student gets
+a copy of them with fresh record identifiers (as if each had run the lesson), then the class folder is built:
+honest workspaces packed every way (a per-student ZIP, Moodle's folder holding the ZIP, Explorer's "Extract
+All" nesting, an extra top folder, PowerShell's `\\`, GBK names, a macOS ZIP, the `--pack` ZIP), packaging
+mistakes (only loop-runs/, a clone whose evidence .gitignore left out), hostile ZIPs (a `../` member, an
+absolute one, a link, a bomb, a password, a cut-off file), damaged work (a missing case, a naive status edit,
+an edited course file, a killed loop, a 5 MB reason), copies (byte-identical, renamed, inside one submission)
+and names that try to fake a row or a formula. The check runs once, in-process, over that class; each test
+reads what it printed and wrote. The intake's own cases are in tests/test_class_intake.py.
 """
 import contextlib
 import csv
 import io
 import json
 import os
+import re
+import secrets
 import shutil
-import subprocess
-import sys
-
+import zipfile
+from pathlib import Path
 from unittest import mock
 
 import class_check
+import class_report
+import cli
 import loop_lab
 import verify_loop
+from tests.test_class_intake import RawInfo, zip_folder
 from tests.test_loop_lab import SharedWorkspaceTestCase
 
 SIX_CASES = ["repair", "stuck", "repair --max-attempts 1", "repair --max-seconds 0", "semantic", "permission"]
 HONEST = (("repair-01", "repair", {}), ("stuck-01", "stuck", {}), ("budget-01", "repair", {"max_attempts": 1}),
           ("time-01", "repair", {"max_seconds": 0}), ("semantic-01", "semantic", {}),
           ("permission-01", "permission", {}))
-EXPECTED = {"张三": "pass", "李四": "incomplete", "王五": "fail", "赵六": "fail", "钱七": "needs_human",
-            "周九": "incomplete"}
+ODD_NAME = "甲|<b>乙<i>\n| 丙 | pass | `x` |"
+EXPECTED = {  # student (from the entry's name) -> result
+    "张三": "pass", "李四": "pass", "王五": "pass", "赵六": "pass", "钱七": "pass", "孙八": "pass", "周九": "pass",
+    "吴十": "pass", "郑冬": "packaging", "冯春": "packaging", "陈夏": "packaging", "褚秋": "packaging",
+    "卫东": "packaging", "蒋南": "packaging", "沈西": "packaging", "韩北": "packaging",
+    "朱松": "incomplete", "秦竹": "fail", "许梅": "fail", "何兰": "needs_human", "吕菊": "needs_human",
+    "施桃": "needs_human", "孔杏": "needs_human", "曹莲": "needs_human", "严荷": "fail", "名单.txt": "packaging",
+    "=1+1": "pass", ODD_NAME: "pass",
+}
+IDS = {"张三": "100001", "王五": "100003"}
 
 
-def run_verify(workspace, cwd, *args):
-    """`python3 WORKSPACE/verify_loop.py ARGS` run from CWD: (exit code, stdout, stderr)."""
-    env = dict(os.environ, PYTHONIOENCODING="utf-8", PYTHONDONTWRITEBYTECODE="1")
-    proc = subprocess.run([sys.executable, str(workspace / "verify_loop.py"), *args], cwd=cwd,
-                          capture_output=True, text=True, encoding="utf-8", timeout=60, env=env)
-    return proc.returncode, proc.stdout, proc.stderr
+def in_process(root, *args, cwd=None):
+    """verify_loop.main(ARGS) in-process, from CWD (default ROOT), with ROOT as the teacher's workspace."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.chdir(cwd or root), mock.patch.object(class_check, "HERE", Path(root)), \
+            contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = verify_loop.main(list(args))
+        except SystemExit as exc:
+            code = exc.code
+    return code, out.getvalue(), err.getvalue()
 
 
-def try_link(target, link):
-    try:
-        os.symlink(target, link, target_is_directory=True)
-    except (OSError, NotImplementedError):  # Windows without the privilege
-        return False
-    return True
+def fresh_ids(folder):
+    """Gives every record under FOLDER an identifier of its own: a copy then looks like another student's run."""
+    for path in [*Path(folder).glob("loop-runs/*/loop.json"), *Path(folder).glob("runs/*/run.json")]:
+        text = path.read_text(encoding="utf-8")
+        old = json.loads(text).get("id")
+        if old:
+            path.write_text(text.replace(old, secrets.token_hex(16)), encoding="utf-8")
 
 
 def remove_loop(student, name):
@@ -52,25 +73,23 @@ def remove_loop(student, name):
         shutil.rmtree(child)
 
 
-def merge(source, student):
-    for folder in ("loop-runs", "runs"):
-        for entry in (source / folder).iterdir():
-            shutil.copytree(entry, student / folder / entry.name)
-
-
 def forge(path, change):
     record = json.loads(path.read_text(encoding="utf-8"))
     change(record)
     path.write_text(json.dumps(record, ensure_ascii=False, indent=2), encoding="utf-8")
 
 
-def kill(student, name):
-    """What a kill during attempt 2 leaves: a `running` record, attempt 2 in flight, no second child."""
-    def in_flight(record):
-        record.update(status="running", reason=None, handoff=None, finished_at=None, elapsed_seconds=0)
-        record["attempts"][1].update(state="running", status=None, feedback=None)
-    forge(student / "loop-runs" / name / "loop.json", in_flight)
-    shutil.rmtree(student / "runs" / f"{name}-02")
+def rename_loops(folder):
+    """Every loop and run renamed (repair-01 -> mine-repair-01 ...), inside the records too."""
+    names = sorted(path.name for path in (folder / "loop-runs").iterdir())
+    for path in sorted((folder / "loop-runs").glob("*/loop.json")) + sorted((folder / "runs").glob("*/run.json")):
+        text = path.read_text(encoding="utf-8")
+        for name in names:
+            text = text.replace(f'"{name}', f'"mine-{name}').replace(f"/{name}", f"/mine-{name}")
+        path.write_text(text, encoding="utf-8")
+    for top in ("loop-runs", "runs"):
+        for path in sorted((folder / top).iterdir()):
+            path.rename(path.with_name("mine-" + path.name))
 
 
 class ClassCheckTest(SharedWorkspaceTestCase):
@@ -78,267 +97,402 @@ class ClassCheckTest(SharedWorkspaceTestCase):
     def setUpClass(cls):
         super().setUpClass()
         made = cls.root / "made"
-        cls.make_records(made / "honest", HONEST + (("extra-01", "repair", {"max_attempts": 2}),))
-        cls.make_records(made / "fake-stuck", (("stuck-01", "repair", {}),))
-        cls.make_records(made / "killed", (("repair-02", "repair", {}),))
-        sample = cls.root / "samples" / "bad-quote.json"
+        cls.make_records(made / "honest", HONEST, pack=made / "packed.zip")
+        cls.make_records(made / "stopped", (("repair-02", "repair", {"run_child": broken_disk}),))
+        sample = cls.root / "samples" / "semantic.json"
         original = sample.read_bytes()
         sample.write_bytes(original + b"\n")  # an edit that changes nothing the loop decides by
-        cls.make_records(made / "edited", (("repair-01", "repair", {}),))
+        cls.make_records(made / "edited", (("repair-01", "repair", {}), ("semantic-01", "semantic", {}),
+                                           ("permission-01", "permission", {})))
         sample.write_bytes(original)
-        cls.build_class(made, cls.root / "submissions")
-        cls.linked = try_link(cls.root / "submissions" / "张三", cls.root / "submissions" / "吴十")
-        cls.code, cls.stdout, cls.stderr = run_verify(cls.root, cls.root, "--class", "submissions",
-                                                      "--report", "report.md", "--csv", "class.csv")
-        shutil.copytree(cls.root / "submissions" / "张三", cls.root / "good" / "张三")
+        cls.made, cls.class_dir = made, cls.root / "交作业"
+        cls.build_class()
+        cls.code, cls.stdout, cls.stderr = in_process(cls.root, "--class", "交作业", "--report", "全班.md",
+                                                      "--csv", "全班.csv", "--feedback", "反馈")
 
     @classmethod
-    def make_records(cls, destination, loops):
-        """Runs LOOPS in the copy, then moves its loop-runs/ and runs/ to DESTINATION."""
-        with contextlib.redirect_stderr(io.StringIO()):
+    def make_records(cls, destination, loops, pack=None):
+        """Runs LOOPS in the copy (and packs them with --pack when PACK is given), then moves the records away."""
+        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
             for name, scenario, options in loops:
                 loop_lab.run_loop(cls.root, name, scenario, **options)
+            if pack is not None and importlib_has("hand_in"):
+                import hand_in
+                pack.parent.mkdir(parents=True, exist_ok=True)
+                with mock.patch.object(class_check, "HERE", cls.root):
+                    hand_in.pack(cli.ChineseArgumentParser(), str(pack), root=cls.root)
         destination.mkdir(parents=True)
         for folder in ("loop-runs", "runs"):
+            (cls.root / folder).mkdir(exist_ok=True)  # a loop stopped before its first child made no runs/
             shutil.move(cls.root / folder, destination / folder)
 
     @classmethod
-    def build_class(cls, made, submissions):
-        def student(name, source="honest"):
-            shutil.copytree(made / source, submissions / name)
-            return submissions / name
+    def student(cls, path, source="honest"):
+        """A copy of the records SOURCE at PATH, with identifiers of its own."""
+        shutil.copytree(cls.made / source, path)
+        fresh_ids(path)
+        return path
 
-        zhang = student("张三")  # handed in the whole workspace, with an edited sample of their own
-        shutil.copytree(cls.root / "samples", zhang / "samples")
-        (zhang / "samples" / "bad-quote.json").write_text("{}", encoding="utf-8")
-        (zhang / "loop-runs" / "说明.txt").write_text("我的六个循环\n", encoding="utf-8")
-        remove_loop(student("李四"), "stuck-01")
-        forge(student("王五") / "loop-runs" / "stuck-01" / "loop.json",
-              lambda rec: rec.update(status="needs_review", reason="mechanical_pass", handoff=None))
-        zhao = student("赵六")
-        remove_loop(zhao, "repair-01")
-        merge(made / "edited", zhao)
-        qian = student("钱七")
-        merge(made / "killed", qian)
-        kill(qian, "repair-02")
-        (qian / "loop-runs" / ".new-repair-03-4242").mkdir()  # a name being claimed: not a run
-        (qian / "loop-runs" / ".lock-repair-03").touch()
-        zhou = student("周九")
-        remove_loop(zhou, "stuck-01")
-        merge(made / "fake-stuck", zhou)
-        nested = submissions / "孙八" / "lesson-14"
-        shutil.copytree(made / "honest", nested)
-        (submissions / "名单.txt").write_text("张三\n", encoding="utf-8")
-        (submissions / ".DS_Store").write_bytes(b"\0")
-        (submissions / "__MACOSX" / "张三").mkdir(parents=True)
+    @classmethod
+    def zipped(cls, name, **options):
+        """An honest student's workspace as the ZIP NAME in the class folder."""
+        folder = cls.student(cls.root / "zipping" / name)
+        return zip_folder(folder, cls.class_dir / name, **options)
 
-    def run_class(self, *args, cwd=None):
-        return run_verify(self.root, cwd or self.root, *args)
+    @classmethod
+    def build_class(cls):
+        cd, made = cls.class_dir, cls.made
+        (cd / "张三_100001_assignsubmission_file_").mkdir(parents=True)
+        zip_folder(cls.student(cls.root / "zipping" / "张三"), cd / "张三_100001_assignsubmission_file_" / "张三.zip")
+        cls.zipped("李四.zip")
+        cls.student(cd / "王五_100003_assignsubmission_file_" / "王五" / "王五")  # Explorer's Extract All
+        cls.zipped("赵六.zip", top="lesson-14")
+        cls.zipped("钱七.zip", top="作业", separator="\\")  # PowerShell's Compress-Archive
+        cls.zipped("孙八.zip", top="孙八的作业", encoding="gbk")  # Chinese Windows, no UTF-8 flag
+        cls.zipped("周九.zip", top="lesson", extra=[("__MACOSX/lesson/._loop-runs", b"\0"), ("lesson/.DS_Store", b"\0")])
+        if (made / "packed.zip").exists():
+            shutil.copy(made / "packed.zip", cd / "吴十.zip")
+        else:  # without the hand-in the same ZIP is made by hand
+            cls.zipped("吴十.zip")
+        cls.student(cd / "郑冬" / "lesson-14")
+        shutil.rmtree(cd / "郑冬" / "lesson-14" / "runs")  # zipped loop-runs/ only
+        (cd / "冯春" / ".git").mkdir(parents=True)  # a clone whose evidence .gitignore left out
+        (cd / "冯春" / ".gitignore").write_text("runs/\nloop-runs/\n", encoding="utf-8")
+        (cd / "冯春" / "README.md").write_text("# 工作区\n", encoding="utf-8")
+        for name, member in (("陈夏.zip", "../../outside.txt"), ("褚秋.zip", "/etc/passwd"),
+                             ("卫东.zip", RawInfo(b"loop-runs/repair-01/evil", mode=0o120777))):
+            cls.zipped(name, extra=[(member, b"/etc/shadow")])
+        cls.zipped("蒋南.zip", extra=[("runs/big.bin", bytes(3 * 2 ** 20))])  # a ZIP bomb, small
+        cls.zipped("沈西.zip", extra=[(RawInfo(b"runs/secret.txt", flags=0x1), b"x")])
+        whole = cls.zipped("韩北.zip").read_bytes()
+        (cd / "韩北.zip").write_bytes(whole[:len(whole) // 2])  # cut off in the download
+        remove_loop(cls.student(cd / "朱松"), "stuck-01")
+        forge(cls.student(cd / "秦竹") / "loop-runs" / "stuck-01" / "loop.json",  # a naive status edit
+              lambda record: record.update(status="needs_review", reason="mechanical_pass"))
+        xu = cls.student(cd / "许梅")
+        for name in ("repair-01", "semantic-01", "permission-01"):
+            remove_loop(xu, name)
+        shutil.copytree(made / "edited", xu, dirs_exist_ok=True)
+        shutil.copytree(made / "stopped", cls.student(cd / "何兰"), dirs_exist_ok=True)
+        cls.student(cd / "吕菊")
+        shutil.copytree(cd / "吕菊", cd / "施桃")  # a byte-identical copy
+        cls.student(cd / "孔杏")
+        shutil.copytree(cd / "孔杏", cd / "曹莲")
+        rename_loops(cd / "曹莲")  # every loop and run renamed
+        forge(cls.student(cd / "严荷") / "loop-runs" / "stuck-01" / "loop.json",
+              lambda record: record.update(reason="x" * 5_000_000))
+        cls.odd_names = []
+        for name in ("=1+1", ODD_NAME):
+            try:
+                cls.student(cd / name)
+                cls.odd_names.append(name)
+            except OSError:  # Windows refuses | < > and a newline in a name
+                shutil.rmtree(cd / name, ignore_errors=True)
+        (cd / "名单.txt").write_text("张三\n", encoding="utf-8")
+        (cd / ".DS_Store").write_bytes(b"\0")
+        (cd / "__MACOSX" / "张三").mkdir(parents=True)
 
     def lines(self):
         return [json.loads(line) for line in self.stdout.splitlines()]
 
-    def student(self, name):
-        return next(line for line in self.lines() if line["student"] == name)
+    def expected(self):
+        return {name: result for name, result in EXPECTED.items()
+                if name not in ("=1+1", ODD_NAME) or name in self.odd_names}
 
+    def row(self, student):
+        return next(line for line in self.lines() if line["student"] == student)
 
-    def test_one_line_per_student_sorted_by_folder_name(self):
+    def test_every_entry_is_one_row_in_code_point_order(self):
         lines = self.lines()
-        expected = dict(EXPECTED, 吴十="fail") if self.linked else EXPECTED
-        self.assertEqual([line["student"] for line in lines], sorted(expected))
-        self.assertEqual({line["student"]: line["result"] for line in lines}, expected)
+        self.assertEqual({line["student"]: line["result"] for line in lines}, self.expected())
+        entries = sorted(path.name for path in self.class_dir.iterdir() if path.name not in (".DS_Store", "__MACOSX"))
+        self.assertEqual([line["student"] for line in lines],
+                         [class_check.student_and_id(name)[0] for name in entries])
         for line in lines:
-            self.assertEqual(list(line), ["student", "result", "cases", "loops", "problems"])
+            self.assertEqual(list(line), ["student", "id", "result", "cases", "loops", "problems"])
             self.assertEqual(list(line["cases"]), SIX_CASES)
+            self.assertEqual(line["id"], IDS.get(line["student"], ""))
         self.assertEqual(self.code, 1)
 
-    def test_complete_student_passes_with_a_loop_of_no_case(self):
-        zhang = self.student("张三")
-        self.assertEqual(zhang["cases"], dict.fromkeys(SIX_CASES, "pass"))
-        self.assertEqual((zhang["loops"], zhang["problems"]), (7, []))
+    def test_totals_count_every_entry(self):
+        counts = {result: list(self.expected().values()).count(result) for result in class_report.RESULTS}
+        self.assertEqual(self.stderr.splitlines()[-1], f"全班 {len(self.expected())} 人：pass {counts['pass']}，incomplete "
+                         f"{counts['incomplete']}，fail {counts['fail']}，needs_human {counts['needs_human']}，"
+                         f"packaging {counts['packaging']}。")
+        self.assertNotIn("Traceback", self.stderr)
 
-    def test_course_files_come_from_the_teacher_not_the_submission(self):
-        # 张三's own edited samples/ is ignored; 赵六 ran honestly on an edited sample and fails
-        self.assertEqual(self.student("张三")["result"], "pass")
-        zhao = self.student("赵六")
-        self.assertEqual(zhao["cases"]["repair"], "fail")
-        self.assertIn("samples/bad-quote.json", " ".join(zhao["problems"]))
-        self.assertIn("与老师工作区（当前文件夹）里的课程文件不同：samples/bad-quote.json", " ".join(zhao["problems"]))
+    def test_honest_work_packed_every_way_passes_with_six_cases(self):
+        for student in ("张三", "李四", "王五", "赵六", "钱七", "孙八", "周九", "吴十"):
+            with self.subTest(student=student):
+                row = self.row(student)
+                self.assertEqual((row["cases"], row["loops"], row["problems"]),
+                                 (dict.fromkeys(SIX_CASES, "pass"), 6, []))
+        self.assertFalse((self.root / "outside.txt").exists() or (self.root.parent / "outside.txt").exists())
+        for zipped in self.class_dir.glob("*.zip"):  # nothing was unpacked beside a ZIP
+            self.assertEqual(list(self.class_dir.glob(zipped.stem + "/*")), [])
 
-    def test_missing_tampered_and_faked_cases(self):
-        self.assertEqual(self.student("李四")["cases"]["stuck"], "missing")
-        self.assertIn("缺少情景「stuck」", " ".join(self.student("李四")["problems"]))
-        wang = self.student("王五")
-        self.assertEqual((wang["cases"]["stuck"], wang["cases"]["repair"]), ("fail", "pass"))
-        self.assertIn("submissions/王五/loop-runs/stuck-01", " ".join(wang["problems"]))
-        # a repair loop named stuck-01 is a repair loop: the stuck case is still missing
-        self.assertEqual(self.student("周九")["cases"]["stuck"], "missing")
+    def test_packaging_names_what_was_found_and_never_accuses(self):
+        said = {"郑冬": "lesson-14/ 里只有 loop-runs/，没有 runs/", "冯春": "git add -f runs loop-runs",
+                "陈夏": "../../outside.txt 指向压缩包外面", "褚秋": "/etc/passwd 是绝对路径或带盘符",
+                "卫东": "loop-runs/repair-01/evil 是符号链接", "蒋南": "超过了核对的上限（100 倍）",
+                "沈西": "加了密码（加密），无法读取", "韩北": "已损坏或不完整", "名单.txt": "不是文件夹，也不是 .zip 压缩包"}
+        for student, words in said.items():
+            with self.subTest(student=student):
+                (problem,) = self.row(student)["problems"]
+                self.assertTrue(problem.startswith("提交的格式无法核对："), problem)
+                self.assertIn(words, problem)
+                self.assertIn("请学生重新提交", problem)
+                self.assertNotRegex(problem, "伪造|作弊|篡改|改动过")
 
-    def test_killed_loop_needs_a_person_and_its_case_still_passes(self):
-        qian = self.student("钱七")
-        self.assertEqual((qian["result"], qian["cases"]["repair"], qian["loops"]), ("needs_human", "pass", 8))
-        text = " ".join(qian["problems"])
-        self.assertIn("running", text)
-        self.assertNotIn("handoff", text)
-        self.assertNotIn(".new-repair-03", text + self.stderr)  # a name being claimed is no loop
+    def test_a_status_edit_is_said_first_as_contradicting_the_evidence(self):
+        qin = self.row("秦竹")
+        self.assertEqual(qin["cases"]["stuck"], "fail")
+        self.assertIn("loop-runs/stuck-01：", qin["problems"][0])
+        self.assertIn("与证据不符", qin["problems"][0])
 
-    def test_linked_student_folder_fails(self):
-        if not self.linked:
-            self.skipTest("cannot create a symlink here")
-        wu = self.student("吴十")
-        self.assertEqual((wu["result"], wu["loops"]), ("fail", 0))
-        self.assertIn("符号链接", wu["problems"][0])
+    def test_an_edited_course_file_is_one_reason_with_the_loops_it_touches(self):
+        xu = self.row("许梅")
+        self.assertEqual(xu["problems"][0][:xu["problems"][0].index("：")],
+                         "samples/semantic.json 与老师的课程文件不同（影响 3 个循环")
+        self.assertIn("permission-01、repair-01、semantic-01", xu["problems"][0])
+        self.assertEqual(len(xu["problems"]), 1, xu["problems"])
 
-    def test_stderr_lists_what_was_skipped_then_table_and_totals(self):
-        for skipped in ("跳过 submissions/名单.txt：不是文件夹。", "跳过 submissions/.DS_Store：不是文件夹。",
-                        "跳过 submissions/__MACOSX：里面没有 loop-runs/ 文件夹。",
-                        "跳过 submissions/孙八：里面没有 loop-runs/ 文件夹（在更深一层的 submissions/孙八/lesson-14 里找到了",
-                        "跳过 submissions/张三/loop-runs/说明.txt：不是循环目录（loop-runs/ 里只应有循环文件夹）。"):
-            self.assertIn(skipped, self.stderr)
-        self.assertIn("| 学生 | 结果 | repair | stuck | repair --max-attempts 1 | repair --max-seconds 0 | semantic | "
-                      "permission | 循环数 |", self.stderr)
-        self.assertIn("| 张三 | pass | pass | pass | pass | pass | pass | pass | 7 |", self.stderr)
-        self.assertIn("| 李四 | incomplete | pass | missing | pass | pass | pass | pass | 6 |", self.stderr)
-        self.assertIn("\n王五：fail\n  - submissions/王五/loop-runs/stuck-01：子运行与预算支持的结果是 stalled", self.stderr)
-        fails = 3 if self.linked else 2
-        self.assertEqual(self.stderr.splitlines()[-1],
-                         f"全班 {len(self.lines())} 人：pass 1，incomplete 2，fail {fails}，needs_human 1。")
-        self.assertNoTraceback(self.stderr)
+    def test_copies_are_named_with_whom_and_need_a_person(self):
+        for student, other in (("吕菊", "施桃"), ("施桃", "吕菊"), ("孔杏", "曹莲"), ("曹莲", "孔杏")):
+            with self.subTest(student=student):
+                copies = [p for p in self.row(student)["problems"] if p.startswith(f"与 {other} 的提交含有同一份记录：")]
+                self.assertEqual(len(copies), 1, self.row(student)["problems"])
+                self.assertIn("不会自动判 fail", copies[0])
+        self.assertEqual(self.row("吕菊")["result"], "needs_human")  # never a fail by itself
+        self.assertNotIn("与 ", " ".join(self.row("张三")["problems"]))
 
-    def test_report_has_the_table_and_each_students_problems_with_paths(self):
-        report = (self.root / "report.md").read_text(encoding="utf-8").splitlines()
-        self.assertEqual(report[0], "# 全班核对：submissions")
-        self.assertIn("| 王五 | fail | pass | fail | pass | pass | pass | pass | 7 |", report)
-        self.assertIn("## 王五：fail", report)
-        wang = next(line for line in report if line.startswith("- `submissions/王五/loop-runs/stuck-01`"))
-        self.assertIn("`submissions/王五/runs/stuck-01-02`", wang)
-        self.assertIn("- 缺少情景「stuck」：请学生运行这一行的命令后重新提交。", report)
-        self.assertIn("- `submissions/张三/loop-runs/extra-01`（不属于六个情景，不计入）：pass；查看 "
-                      "`submissions/张三/loop-runs/extra-01`、`submissions/张三/runs/extra-01-01`、"
-                      "`submissions/张三/runs/extra-01-02`", report)
+    def test_a_copy_inside_one_submission_is_named(self):
+        yan = self.root / "inside"
+        self.student(yan / "尤一")
+        shutil.copytree(yan / "尤一" / "loop-runs" / "repair-01", yan / "尤一" / "loop-runs" / "repair-09")
+        row = class_check.workspace_row(yan / "尤一", "尤一", course=class_check.TeacherCourse(self.root))
+        inside = [p for p in row["problems"] if p.startswith("提交里有几处是同一份记录：")]
+        self.assertEqual(len(inside), 1, row["problems"])
+        self.assertIn("loop-runs/repair-01/loop.json 与 loop-runs/repair-09/loop.json", inside[0])
 
-    def test_csv_opens_in_excel(self):
-        data = (self.root / "class.csv").read_bytes()
+    def test_a_stopped_loop_needs_a_person_and_a_missing_case_is_said(self):
+        he = self.row("何兰")
+        self.assertEqual((he["cases"]["repair"], he["loops"]), ("pass", 7))
+        self.assertTrue(all(problem.startswith("loop-runs/repair-02：") for problem in he["problems"]), he["problems"])
+        self.assertEqual(self.row("朱松")["problems"], ["缺少情景「stuck」：没有 scenario 与预算恰好是这一行的循环。"])
+
+    def test_a_huge_reason_is_cut_everywhere(self):
+        self.assertLess(max(map(len, self.stdout.splitlines())), 20_000)
+        self.assertLess(len(self.stderr), 100_000)
+        self.assertLess((self.root / "全班.md").stat().st_size, 200_000)
+        self.assertLess((self.root / "反馈" / "严荷.md").stat().st_size, 20_000)
+
+    def test_names_cannot_fake_a_row_a_tag_or_a_formula(self):
+        if ODD_NAME not in self.odd_names:
+            self.skipTest("this system refuses such a folder name")
+        escaped = "| 甲\\|<b>乙<i>\\n\\| 丙 \\| pass \\| `x` \\| |  | pass |"
+        self.assertIn(escaped, self.stderr)
+        self.assertNotIn("\n| 丙 |", self.stderr)
+        report = (self.root / "全班.md").read_text(encoding="utf-8")
+        self.assertIn("| 甲\\|\\<b\\>乙\\<i\\>\\\\n\\| 丙 \\| pass \\| \\`x\\` \\| |  | pass |", report)
+        outside_code = [line for line in report.splitlines() if not line.startswith("提交：``")]  # code shows a tag
+        self.assertNotIn("<b>", "\n".join(outside_code))
+        self.assertIn("提交：``交作业/甲|<b>乙<i>\\n| 丙 | pass | `x` |``（文件夹）。", report)
+        self.assertNotIn("\n| 丙 |", report)
+        rows = list(csv.reader(io.StringIO((self.root / "全班.csv").read_text(encoding="utf-8-sig"))))
+        self.assertIn("'=1+1", [row[0] for row in rows])
+        self.assertIn(ODD_NAME.replace("\n", "\\n"), [row[0] for row in rows])
+
+    def test_csv_has_id_and_problems_one_row_per_entry(self):
+        data = (self.root / "全班.csv").read_bytes()
         self.assertTrue(data.startswith(b"\xef\xbb\xbf"))
+        self.assertEqual(data.count(b"\r\n"), len(self.expected()) + 1)
         rows = list(csv.reader(io.StringIO(data.decode("utf-8-sig"))))
-        self.assertEqual(rows[0], ["student", "result", *SIX_CASES, "loops"])
-        self.assertIn(["李四", "incomplete", "pass", "missing", "pass", "pass", "pass", "pass", "6"], rows)
-        self.assertEqual(len(rows), len(self.lines()) + 1)
+        self.assertEqual(rows[0], ["student", "id", "result", *SIX_CASES, "loops", "problems"])
+        self.assertEqual(len(rows), len(self.expected()) + 1)
+        self.assertIn(["张三", "100001", "pass", *["pass"] * 6, "6", ""], rows)
+        zhu = next(row for row in rows if row[0] == "朱松")
+        self.assertEqual(zhu[:3] + zhu[-2:], ["朱松", "", "incomplete", "5", "缺少情景「stuck」：没有 scenario 与预算恰好是这一行的循环。"])
 
-    def test_a_class_that_all_passes_exits_0_and_replaces_old_reports(self):
-        (self.root / "old.md").write_text("旧报告\n", encoding="utf-8")
-        code, stdout, stderr = self.run_class("--class", "good", "--report", "old.md", "--csv", "old.csv")
+    def test_the_report_shows_each_submission_with_paths_inside_it(self):
+        report = (self.root / "全班.md").read_text(encoding="utf-8").splitlines()
+        self.assertEqual(report[0], "# 全班核对：交作业")
+        self.assertIn("## 张三（学号 100001）：pass", report)
+        self.assertIn("提交：`交作业/赵六.zip`（压缩包），工作区在其中的 `lesson-14`。", report)
+        self.assertIn("提交：`交作业/张三_100001_assignsubmission_file_`（文件夹里的压缩包 张三.zip）。", report)
+        qin = report.index("## 秦竹：fail")
+        self.assertTrue(report[qin + 4].startswith("- loop-runs/stuck-01：") and "与证据不符" in report[qin + 4])
+        self.assertTrue(any(line.startswith("- `loop-runs/stuck-01`（stuck）：fail；查看 `loop-runs/stuck-01`、"
+                                            "`runs/stuck-01-01`") for line in report[qin:]))
+
+    def test_every_submission_gets_feedback_about_itself_only(self):
+        folder = self.root / "反馈"
+        by_student = {row["student"]: row for row in self.lines()}
+        names = class_report.feedback_names(by_student)
+        self.assertEqual(sorted(p.name for p in folder.iterdir()), sorted(names.values()))
+        for student, row in by_student.items():
+            with self.subTest(student=student):
+                text = (folder / names[student]).read_text(encoding="utf-8")
+                self.assertTrue(text.startswith(f"# 作业核对反馈："))
+                self.assertIn(f"：{row['result']}\n", text)
+                self.assertIn("下一步：" + class_report.NEXT_STEP[row["result"]], text)
+                others = [name for name in EXPECTED if name != student and len(name) > 1 and name.isalpha()]
+                self.assertEqual([name for name in others if name in text], [])
+                self.assertNotIn("交作业/", text)
+        self.assertIn("你的提交与另外 1 份提交含有同一份记录", (folder / "吕菊.md").read_text(encoding="utf-8"))
+
+    def test_the_hand_in_row_is_the_teachers_row(self):
+        packed = self.made / "packed.zip"
+        if not packed.exists():
+            self.skipTest("no hand-in here")
+        with zipfile.ZipFile(packed) as archive:
+            row = json.loads(archive.read("hand-in.json"))["row"]
+        self.assertEqual({**row, "student": "吴十"}, self.row("吴十"))
+
+
+class ClassOutputsTest(SharedWorkspaceTestCase):
+    """Where the reports may go, and what a small class prints; one honest student made once."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        ClassCheckTest.make_records.__func__(cls, cls.root / "made" / "honest", HONEST)
+        cls.made = cls.root / "made"
+        ClassCheckTest.student.__func__(cls, cls.root / "good" / "张三")
+
+    def run_class(self, *args, cwd=None):
+        return in_process(self.root, *args, cwd=cwd)
+
+    def test_a_class_that_all_passes_exits_0_and_replaces_its_own_earlier_outputs(self):
+        args = ("--class", "good", "--report", "old.md", "--csv", "old.csv", "--feedback", "old")
+        self.assertEqual(self.run_class(*args)[0], 0)
+        for path in (self.root / "old.md", self.root / "old.csv", self.root / "old" / "张三.md"):
+            path.write_bytes(path.read_bytes() + b"\n(edited)\n")
+        code, stdout, stderr = self.run_class(*args)
         self.assertEqual(code, 0, stderr)
         self.assertEqual(len(stdout.splitlines()), 1)
         self.assertTrue((self.root / "old.md").read_text(encoding="utf-8").startswith("# 全班核对：good\n"))
-        self.assertEqual(sorted(p.name for p in self.root.glob("*old*")), ["old.csv", "old.md"])  # no leftovers
-        self.assertIn("全班 1 人：pass 1，incomplete 0，fail 0，needs_human 0。", stderr)
+        self.assertNotIn("(edited)", (self.root / "old" / "张三.md").read_text(encoding="utf-8"))
+        self.assertEqual(sorted(p.name for p in self.root.glob("*old*")), ["old", "old.csv", "old.md"])  # no leftovers
+        self.assertIn("全班 1 人：pass 1，incomplete 0，fail 0，needs_human 0，packaging 0。", stderr)
 
-    def test_a_report_is_replaced_whole_or_not_at_all(self):
-        report = self.root / "kept.md"
-        report.write_text("上一次的报告\n", encoding="utf-8")
-        with mock.patch("class_check.os.replace", side_effect=OSError("disk full")), self.assertRaises(OSError):
-            class_check.write_text_atomic(report, "# 新报告\n", "utf-8")
-        self.assertEqual(report.read_text(encoding="utf-8"), "上一次的报告\n")
+    def test_targets_inside_the_class_links_and_other_files_are_refused_and_nothing_is_written(self):
+        readme = (self.root / "README.md").read_bytes()
+        (self.root / "notes.csv").write_text("student,result\n", encoding="utf-8")
+        (self.root / "fb").mkdir()
+        (self.root / "fb" / "张三.md").write_text("老师自己的笔记\n", encoding="utf-8")
+        linked = self.root / "linked.md"
+        with contextlib.suppress(OSError, NotImplementedError):  # Windows without the privilege
+            os.symlink(self.root / "AGENTS.md", linked)
+        refused = [(("--report", "good/r.md"), "在提交目录 good 里面"),
+                   (("--csv", "good/张三/loop-runs/c.csv"), "在提交目录 good 里面"),
+                   (("--feedback", "good/反馈"), "在提交目录 good 里面"),
+                   (("--report", "README.md"), "README.md 已经存在，而且不是这个核对以前写出的报告"),
+                   (("--csv", "notes.csv"), "notes.csv 已经存在，而且不是这个核对以前写出的CSV"),
+                   (("--report", "全班.csv"), None), (("--feedback", "fb"), "fb/张三.md 已经存在"),
+                   (("--report", "samples"), "是一个文件夹"), (("--csv", "no/such/x.csv"), "所在的文件夹不存在"),
+                   (("--report", "same.txt", "--csv", "same.txt"), "不能是同一个文件")]
+        if linked.is_symlink():
+            refused.append((("--report", "linked.md"), "linked.md 是一个链接"))
+        for args, said in refused:
+            with self.subTest(args=args):
+                code, stdout, stderr = self.run_class("--class", "good", *args)
+                if said is None:
+                    self.assertEqual(code, 0, stderr)  # a name nobody uses is fine
+                    continue
+                self.assertEqual((code, stdout), (2, ""))
+                self.assertIn(said, stderr)
+        self.assertEqual((self.root / "README.md").read_bytes(), readme)
+        self.assertEqual((self.root / "fb" / "张三.md").read_text(encoding="utf-8"), "老师自己的笔记\n")
+        self.assertEqual(sorted(p.name for p in (self.root / "good").iterdir()), ["张三"])
+        self.assertFalse((self.root / "same.txt").exists())
 
-    def test_from_another_folder_paths_are_shown_from_there(self):
-        code, stdout, stderr = self.run_class("--class", "lesson-14/submissions", cwd=self.root.parent)
-        self.assertEqual(code, 1)
-        self.assertIn("lesson-14/submissions/王五/loop-runs/stuck-01", stdout)
-        self.assertIn("跳过 lesson-14/submissions/名单.txt", stderr)
-
-    def test_bad_arguments_exit_2_and_write_nothing(self):
-        empty, strays = self.root / "empty", self.root / "only-strays"
-        empty.mkdir()
-        strays.mkdir()
-        (strays / "名单.txt").write_text("x", encoding="utf-8")
-        (self.root / "a-folder").mkdir()
-        for args in (("--class", "nowhere"), ("--class", "empty"), ("--class", "only-strays"),
-                     ("--report", "r.md", "loop-runs/x"), ("--class", "good", "loop-runs/x"),
-                     ("--class", "good", "--report", "a-folder"), ("--class", "good", "--csv", "no/such/x.csv"),
-                     ("--class", "good", "--report", "same.txt", "--csv", "same.txt"), ()):
+    def test_bad_arguments_exit_2_in_chinese(self):
+        (self.root / "empty").mkdir()
+        (self.root / "junk-only" / "__MACOSX").mkdir(parents=True)
+        for args in (("--class", "nowhere"), ("--class", "empty"), ("--class", "junk-only"),
+                     ("--report", "r.md", "loop-runs/x"), ("--feedback", "fb"), ("--class", "good", "loop-runs/x"), ()):
             with self.subTest(args=args):
                 code, stdout, stderr = self.run_class(*args)
                 self.assertEqual((code, stdout), (2, ""))
                 self.assertIn("参数错误", stderr)
-                self.assertNoTraceback(stderr)
-        self.assertFalse((self.root / "same.txt").exists())
-        self.assertIn("跳过 only-strays/名单.txt：不是文件夹。", self.run_class("--class", "only-strays")[2])
 
-    def test_reports_are_never_written_into_a_submission_or_over_a_course_file(self):
-        evidence = self.root / "good" / "张三" / "loop-runs" / "repair-01" / "loop.json"
-        before = evidence.read_bytes()
-        for target, said in ((evidence, "在提交目录 good 里面：报告不能写进学生的提交"),
-                             (self.root / "good" / "class.csv", "在提交目录 good 里面"),
-                             (self.root / "samples" / "valid.json", "是老师工作区里的课程文件")):
-            with self.subTest(target=target.name):
-                code, stdout, stderr = self.run_class("--class", "good", "--csv", str(target))
-                self.assertEqual((code, stdout), (2, ""))
-                self.assertIn(said, stderr)
-        self.assertEqual(evidence.read_bytes(), before)
-        self.assertFalse((self.root / "good" / "class.csv").exists())
+    def test_a_class_folder_it_may_not_list_exits_2(self):
+        with mock.patch("class_intake.os.scandir", side_effect=PermissionError(13, "Permission denied")):
+            code, stdout, stderr = self.run_class("--class", "good")
+        self.assertEqual((code, stdout), (2, ""))
+        self.assertIn("good 无法列出里面的内容（没有读取权限）", stderr)
 
-    def test_a_report_that_cannot_be_written_is_said_in_chinese(self):
-        too_long = "长" * 300 + ".md"  # more than a file name may hold on any system (255 units or bytes)
-        code, stdout, stderr = self.run_class("--class", "good", "--report", too_long)
+    def test_a_report_that_cannot_be_written_is_said_and_the_old_one_stays(self):
+        code, stdout, stderr = self.run_class("--class", "good", "--report", "长" * 300 + ".md")
         self.assertEqual((code, len(stdout.splitlines())), (1, 1))
-        self.assertIn(f"无法写出 {too_long}", stderr)
         self.assertIn("请换一个可以写入的路径再运行一次。", stderr)
-        self.assertNoTraceback(stderr)
+        report = self.root / "kept.md"
+        report.write_text("上一次的报告\n", encoding="utf-8")
+        with mock.patch("class_report.os.replace", side_effect=OSError("disk full")), self.assertRaises(OSError):
+            class_report.write_text_atomic(report, "# 新报告\n", "utf-8")
+        self.assertEqual(report.read_text(encoding="utf-8"), "上一次的报告\n")
+        self.assertEqual(sorted(p.name for p in self.root.glob("*kept*")), ["kept.md"])
 
-    def test_a_submissions_folder_it_may_not_list_exits_2_in_chinese(self):
-        # root lists every folder whatever its mode, so the refusal is simulated where the folder is listed
-        err = io.StringIO()
-        with mock.patch("class_check.os.listdir", side_effect=PermissionError(13, "Permission denied")), \
-                contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()) as out, \
-                self.assertRaises(SystemExit) as stop:
-            verify_loop.main(["--class", str(self.root / "good")])
-        self.assertEqual((stop.exception.code, out.getvalue()), (2, ""))
-        self.assertIn("无法列出里面的内容（PermissionError），请确认有读取权限。", err.getvalue())
-        self.assertNotIn("Traceback", err.getvalue())
-
-    def test_a_linked_student_folder_fails_even_without_loop_runs(self):
-        odd = self.root / "linked-elsewhere"
-        shutil.copytree(self.root / "good", odd)
-        if not try_link(self.root / "samples", odd / "孙十"):
-            self.skipTest("cannot create a symlink here")
-        code, stdout, _ = self.run_class("--class", "linked-elsewhere")
-        self.assertEqual(code, 1)
-        results = {line["student"]: line["result"] for line in map(json.loads, stdout.splitlines())}
-        self.assertEqual(results, {"孙十": "fail", "张三": "pass"})
-
-    def test_a_student_folder_name_cannot_fake_a_row_or_a_formula(self):
-        odd = self.root / "odd-names"
-        fake = "甲\n| 乙 | pass | pass | pass | pass | pass | pass | pass | 6 |"
-        try:
-            for name in (fake, "=1+1"):
-                shutil.copytree(self.root / "good" / "张三", odd / name)
-        except OSError as exc:  # Windows refuses a newline or | in a name
-            self.skipTest(f"cannot make these folders here: {exc}")
-        code, stdout, stderr = self.run_class("--class", "odd-names", "--report", "odd.md", "--csv", "odd.csv")
+    def test_from_another_folder_entries_are_shown_from_there(self):
+        code, stdout, stderr = self.run_class("--class", "lesson-14/good", "--report", "r.md", cwd=self.root.parent)
         self.assertEqual(code, 0, stderr)
-        self.assertEqual([json.loads(line)["student"] for line in stdout.splitlines()], ["=1+1", fake])
-        escaped_row = "| 甲\\n\\| 乙 \\| pass \\| pass \\| pass \\| pass \\| pass \\| pass \\| pass \\| 6 \\| | pass |"
-        self.assertIn(escaped_row, stderr)
-        self.assertNotIn("\n| 乙 |", stderr)
-        report = (self.root / "odd.md").read_text(encoding="utf-8")
-        self.assertIn(escaped_row, report)
-        self.assertNotIn("\n| 乙 |", report)
-        rows = list(csv.reader(io.StringIO((self.root / "odd.csv").read_text(encoding="utf-8-sig"))))
-        self.assertEqual([row[0] for row in rows[1:]], ["'=1+1", fake.replace("\n", "\\n")])
+        self.assertIn("提交：`lesson-14/good/张三`（文件夹）。", (self.root.parent / "r.md").read_text(encoding="utf-8"))
+        (self.root.parent / "r.md").unlink()
 
-    def test_the_report_excerpt_in_the_readme_is_what_the_report_says(self):
-        readme = (self.root / "README.md").read_text(encoding="utf-8")
-        excerpt = readme.split("`全班.md` 是给人读的报告", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
-        submissions = self.root / "交作业"
-        shutil.copytree(self.root / "made" / "honest", submissions / "张三")
-        remove_loop(submissions / "张三", "extra-01")
-        shutil.copytree(submissions / "张三", submissions / "李四")
-        shutil.copytree(submissions / "张三", submissions / "王五")
-        remove_loop(submissions / "李四", "stuck-01")
-        (submissions / "王五" / "runs" / "repair-01-02" / "artifact" / "review.md").unlink()
-        code, _, stderr = self.run_class("--class", "交作业", "--report", "全班.md")
-        self.assertEqual(code, 1, stderr)
-        report = (self.root / "全班.md").read_text(encoding="utf-8")
-        self.assertIn(excerpt, report)
-        self.assertTrue(report.startswith("# 全班核对：交作业\n\n对照的是老师工作区（当前文件夹）里的课程文件"))
+    def test_a_big_class_checked_by_several_processes_prints_the_same(self):
+        for name in ("张三", "李四"):  # 李四 handed in a copy of 张三's records
+            shutil.copytree(self.root / "good" / "张三", self.root / "pooled" / name)
+        alone = self.run_class("--class", "pooled")
+        with mock.patch.object(class_check, "POOL_FROM", 1), mock.patch("class_check.os.cpu_count", return_value=2), \
+                mock.patch.object(class_check, "ProcessPoolExecutor", wraps=class_check.ProcessPoolExecutor) as pool:
+            pooled = self.run_class("--class", "pooled")
+        self.assertEqual(pooled, alone)
+        self.assertEqual(pool.call_count, 1)
+        self.assertEqual(alone[0], 1)
+        self.assertEqual([json.loads(line)["result"] for line in alone[1].splitlines()], ["needs_human"] * 2)
+
+    def test_the_row_of_one_workspace_is_the_row_of_the_class(self):
+        row = class_check.workspace_row(self.root / "good" / "张三", "张三")
+        code, stdout, _ = self.run_class("--class", "good")
+        self.assertEqual([row], [json.loads(line) for line in stdout.splitlines()])
+        self.assertEqual(class_check.row_text(row).splitlines()[2],
+                         "| 张三 |  | pass | pass | pass | pass | pass | pass | pass | 6 |")
+
+    def test_the_report_excerpt_in_the_teachers_page_is_what_the_report_says(self):
+        page = (self.root / "docs" / "loop" / "TEACHER.md").read_text(encoding="utf-8")
+        excerpt = page.split("`全班.md` 是给人读的报告", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+        class_dir = self.root / "交作业"  # the page's class: 李四 left out stuck, 赵六 copied him, then he deleted a file
+        li = ClassCheckTest.student.__func__(type(self), class_dir / "李四")
+        remove_loop(li, "stuck-01")
+        shutil.copytree(li, class_dir / "赵六")
+        (li / "runs" / "repair-01-02" / "artifact" / "review.md").unlink()
+        self.run_class("--class", "交作业", "--report", "全班.md")
+        self.assertIn(re.sub(r"\n+$", "\n", excerpt), (self.root / "全班.md").read_text(encoding="utf-8"))
+
+
+class EscapingTest(SharedWorkspaceTestCase):
+    def test_markdown_csv_console_and_json_escapes(self):
+        self.assertEqual(class_report.markdown("a|b<i>`c`</i>*d_e [f](g) #h &amp;"),
+                         "a\\|b\\<i\\>\\`c\\`\\</i\\>\\*d_e \\[f\\](g) \\#h \\&amp;")
+        self.assertEqual(class_report.markdown("_a_ b_ verify_loop"), "\\_a\\_ b\\_ verify_loop")
+        self.assertEqual(class_report.markdown_code("a`b"), "``a`b``")
+        self.assertEqual(class_report.markdown_code("`a"), "`` `a ``")
+        for cell in ("=1+1", "+1", "-1", "@x"):
+            self.assertEqual(class_report.spreadsheet_cell(cell), "'" + cell)
+        for cell in ("\tx", "\rx", "\t=1"):  # a tab or CR is shown as its escape: no formula can start
+            self.assertEqual(class_report.spreadsheet_cell(cell), cell.encode("unicode_escape").decode("ascii"))
+        self.assertEqual(class_report.cut("a\u202eb\nc\x00"), "a\\u202eb\\nc\\x00")
+        self.assertEqual(class_report.cut("x" * 600), "x" * 500 + "…（共 600 个字符）")
+        line = class_report.json_line({"a": "\u2028\u2029中"})
+        self.assertEqual(line, '{"a": "\\u2028\\u2029中"}')
+        self.assertEqual(json.loads(line), {"a": "\u2028\u2029中"})
+
+
+def broken_disk(root, name, sample):
+    raise RuntimeError("磁盘出错")
+
+
+def importlib_has(name):
+    import importlib.util
+    return importlib.util.find_spec(name) is not None

@@ -2,12 +2,14 @@
 import io
 import os
 import signal
+import socket
 import sys
 import tempfile
 import threading
 import unittest
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
+from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import cli  # noqa: E402
@@ -79,6 +81,169 @@ class StrictJsonTest(unittest.TestCase):
             path = Path(folder) / "r.json"
             path.write_bytes('\ufeff{"名": [1, {"k": null}]}'.encode("utf-8"))
             self.assertEqual(cli.read_json(path), {"名": [1, {"k": None}]})
+
+
+class RecordBytesTest(unittest.TestCase):
+    """loads_record: the bytes of a record, strictly; each refusal says which way in KIND."""
+
+    def refused(self, data):
+        with self.assertRaises(cli.RecordError) as caught:
+            cli.loads_record(data)
+        self.assertIsInstance(caught.exception, ValueError)
+        self.assertRegex(str(caught.exception), r"[\u4e00-\u9fff]")  # said in Chinese
+        return caught.exception.kind
+
+    def test_a_record_reads_with_or_without_a_bom_and_any_top_level(self):
+        self.assertEqual(cli.loads_record(b'{"a": [1, {"b": null}]}\n'), {"a": [1, {"b": None}]})
+        self.assertEqual(cli.loads_record('\ufeff{"名": "值"}'.encode("utf-8")), {"名": "值"})
+        for data, value in ((b"null", None), (b"[]", []), (b'"x"', "x"), (b"3", 3)):
+            self.assertEqual(cli.loads_record(data), value)
+
+    def test_each_way_a_record_is_refused(self):
+        cases = {
+            b"": "empty", b" \r\n": "empty", b"\xef\xbb\xbf": "empty",
+            b'{"a": 1, "b": [2': "cut", b'{"a": "unfinished': "cut", '{"a": "名"}'.encode("utf-8")[:-3]: "cut",
+            '{"a": 1}'.encode("utf-16"): "not_utf8", b'{"a": "\xff"}': "not_utf8",
+            b'{"a" 1}': "not_json", b"{} {}": "not_json",
+            b'{"a": NaN}': "constant", b"[Infinity]": "constant", b'{"a": -Infinity}': "constant",
+            b'{"a": 1, "a": 2}': "duplicate_key", b'[{"x": {"k": 1, "k": 1}}]': "duplicate_key",
+            b"[" * 65 + b"]" * 65: "too_deep", b'{"a":' * 65 + b"1" + b"}" * 65: "too_deep",
+            b"[" * 200000: "too_deep",
+        }
+        for data, kind in cases.items():
+            with self.subTest(data=data[:30]):
+                self.assertEqual(self.refused(data), kind)
+
+    def test_sixty_four_levels_are_still_a_record(self):
+        deepest = record = []
+        for _ in range(63):
+            deepest.append([])
+            deepest = deepest[0]
+        self.assertEqual(cli.loads_record(b"[" * 64 + b"]" * 64), record)
+
+    def test_a_duplicate_key_keeps_its_name(self):
+        with self.assertRaises(cli.DuplicateKeyError) as caught:
+            cli.loads_record(b'{"x": [{"b": 1, "c": 2, "b": 3}]}')
+        self.assertEqual(caught.exception.key, "b")
+
+
+class EvidenceReadTest(unittest.TestCase):
+    """read_evidence opens nothing but a plain file and never reads past its cap."""
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self._tmp.cleanup)
+        self.folder = Path(self._tmp.name)
+
+    def not_regular(self, path):
+        with self.assertRaises(cli.NotRegularFile) as caught:
+            cli.read_evidence(path, 1024)
+        self.assertIsInstance(caught.exception, OSError)
+        return caught.exception.kind
+
+    def test_a_plain_file_up_to_its_cap_is_read_whole(self):
+        path = self.folder / "run.json"
+        path.write_bytes(b"x" * 100)
+        self.assertEqual(cli.read_evidence(path, 100), b"x" * 100)
+
+    def test_one_byte_over_the_cap_is_too_large(self):
+        path = self.folder / "run.json"
+        path.write_bytes(b"x" * 101)
+        with self.assertRaises(cli.TooLarge) as caught:
+            cli.read_evidence(path, 100)
+        self.assertEqual(caught.exception.cap, 100)
+        self.assertIn("100", str(caught.exception))
+
+    def test_a_folder_is_named(self):
+        self.assertEqual(self.not_regular(self.folder), "文件夹")
+
+    def test_missing_passes_as_file_not_found(self):
+        with self.assertRaises(FileNotFoundError):
+            cli.read_evidence(self.folder / "absent.json", 10)
+
+    def test_no_permission_passes_as_permission_error(self):
+        path = self.folder / "run.json"
+        path.write_bytes(b"{}")
+        with mock.patch("os.open", side_effect=PermissionError(13, "Permission denied", str(path))):
+            with self.assertRaises(PermissionError):
+                cli.read_evidence(path, 10)
+
+    @unittest.skipUnless(hasattr(os, "mkfifo"), "os.mkfifo does not exist on this system (Windows)")
+    def test_a_fifo_is_named_and_never_opened(self):
+        path = self.folder / "run.json"
+        os.mkfifo(path)  # opening it for reading would block until a writer came
+        self.assertEqual(self.not_regular(path), "命名管道（FIFO）")
+
+    @unittest.skipUnless(os.path.exists("/dev/null") and os.path.exists("/dev/zero"), "no /dev/null here")
+    def test_a_device_is_named(self):
+        self.assertEqual(self.not_regular("/dev/null"), "字符设备")
+        self.assertEqual(self.not_regular("/dev/zero"), "字符设备")
+
+    @unittest.skipIf(os.name == "nt" or not os.path.exists("/dev/zero"), "symbolic links need extra rights on Windows")
+    def test_a_link_to_dev_zero_is_a_link_and_never_followed(self):
+        path = self.folder / "run.json"
+        path.symlink_to("/dev/zero")
+        self.assertEqual(self.not_regular(path), "符号链接")
+
+    @unittest.skipUnless(hasattr(socket, "AF_UNIX"), "no Unix sockets here")
+    def test_a_socket_is_named(self):
+        path = self.folder / "s"
+        server = socket.socket(socket.AF_UNIX)
+        self.addCleanup(server.close)
+        server.bind(str(path))
+        self.assertEqual(self.not_regular(path), "套接字")
+
+    def test_a_file_whose_size_is_not_told_is_still_read_and_capped(self):
+        path = self.folder / "run.json"
+        path.write_bytes(b"y" * 50)
+        real_fstat = os.fstat
+        untold = lambda fd: os.stat_result((*tuple(real_fstat(fd))[:6], 0, *tuple(real_fstat(fd))[7:]))  # noqa: E731
+        with mock.patch("os.fstat", untold):  # as /proc reports its files: size 0
+            self.assertEqual(cli.read_evidence(path, 50), b"y" * 50)
+            with self.assertRaises(cli.TooLarge):
+                cli.read_evidence(path, 49)
+
+    def test_a_file_swapped_for_another_kind_after_lstat_is_caught(self):
+        path = self.folder / "run.json"
+        path.write_bytes(b"{}")
+        folder_status = os.stat(self.folder)
+        with mock.patch("os.fstat", return_value=folder_status):
+            self.assertEqual(self.not_regular(path), "文件夹")
+
+
+class LineEndingsTest(unittest.TestCase):
+    def test_each_style_is_named(self):
+        cases = {b"a\nb\n": "lf", b"a\r\nb\r\n": "crlf", b"a\r\nb\n": "mixed", b"a\rb": "mixed",
+                 b"a\r\n\rb\r\n": "mixed", b"ab": "none", b"": "none"}
+        for data, style in cases.items():
+            with self.subTest(data=data):
+                self.assertEqual(cli.line_endings(data), style)
+
+    def test_to_lf_undoes_a_wholesale_conversion_only(self):
+        self.assertEqual(cli.to_lf(b"{\r\n  \"a\": 1\r\n}\r\n"), b'{\n  "a": 1\n}\n')
+        self.assertEqual(cli.to_lf(b"a\rb"), b"a\rb")
+
+
+class AtomicWriteTest(unittest.TestCase):
+    def test_the_bytes_are_utf8_with_lf_and_flushed_before_the_rename(self):
+        events = []
+        real_fsync, real_replace = os.fsync, os.replace
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "run.json"
+            with mock.patch("os.fsync", side_effect=lambda fd: (events.append("fsync"), real_fsync(fd))), \
+                    mock.patch("os.replace", side_effect=lambda a, b: (events.append("replace"), real_replace(a, b))):
+                cli.write_json_atomic(path, {"名": [1, "a\nb"]})
+            self.assertEqual(events, ["fsync", "replace"])
+            self.assertEqual(path.read_bytes(), '{\n  "名": [\n    1,\n    "a\\nb"\n  ]\n}\n'.encode("utf-8"))
+            self.assertEqual(os.listdir(folder), ["run.json"])
+
+
+class GlossTest(unittest.TestCase):
+    def test_one_wording_per_error_type_and_a_default(self):
+        self.assertEqual(cli.gloss("FileNotFoundError"), "文件或文件夹不存在")
+        self.assertEqual(cli.gloss("NameTaken"), cli.gloss("FileExistsError"))
+        self.assertEqual(cli.gloss("SomethingNew"), "意外异常")
+        self.assertEqual(len(set(cli.ERROR_GLOSS.values())), len(cli.ERROR_GLOSS) - 1)  # NameTaken is FileExistsError
 
 
 class RecordFolderTest(unittest.TestCase):

@@ -1,6 +1,6 @@
-"""Executable documentation: README.md and docs/loop/EXERCISES.md run as a learner would run them.
+"""Executable documentation: README.md, docs/loop/TEACHER.md and docs/loop/EXERCISES.md run as a reader would.
 
-The convention both documents follow (README.md, section 「可执行的文档」, says the same in Chinese):
+The convention the documents follow (README.md, section 「可执行的文档」, says the same in Chinese):
 - a fenced block with the info string `sh` holds POSIX commands, one per line, that the learner
   types in the order shown (text after an unquoted `#` is a comment);
 - a `stdout` block after it shows what those commands print on stdout, all of them, in order;
@@ -8,9 +8,10 @@ The convention both documents follow (README.md, section 「可执行的文档�
   (`powershell`, `bat`, plain text) and prose do not end the group;
 - every other block (`powershell`, `bat`, `text`, untagged) is shown only, never run.
 
-One test walks both documents in order in ONE temporary copy of the workspace (README first, then
-the exercises, which build on it) and compares every shown output with what the commands print,
-exactly, after the masks in MASKS (figures that vary from run to run; applied to both sides).
+One test walks the documents in order in ONE temporary copy of the workspace (README first, then the
+teacher's page, which leaves the workspace as it found it, then the exercises, which build on README)
+and compares every shown output with what the commands print, exactly, after the masks in MASKS
+(figures that vary from run to run; applied to both sides).
 Printed paths that differ on every machine are rewritten before comparing: the folder holding the
 copy becomes `…`, this interpreter's path becomes `python3`.
 Commands run without a shell, so the test runs on Windows too: `python3` is this interpreter
@@ -33,10 +34,10 @@ from pathlib import Path
 
 from tests.support import ROOT, WorkspaceTestCase
 
-DOCUMENTS = ("README.md", "docs/loop/EXERCISES.md")
+DOCUMENTS = ("README.md", "docs/loop/TEACHER.md", "docs/loop/EXERCISES.md")
 # What the documents' commands create in the workspace: removed from the copy first, in case the checkout
 # holds them from a reader who followed the README there (a fresh ZIP has none of them).
-CREATED_BY_DOCUMENTS = ("my-export", "交作业", "全班.md", "全班.csv")
+CREATED_BY_DOCUMENTS = ("my-export", "交作业", "全班.md", "全班.csv", "反馈", "张三.zip", "练习后")
 # Commands a test cannot run, with the reason; every entry must still appear in a document.
 SKIPPED = {
     "python3 -m unittest": "the suite itself: running it here would run this test again",
@@ -47,6 +48,8 @@ MASKS = (
     (r'"python": "\d+\.\d+\.\d+"', '"python": "3.x.y"', "harness.py --check reports this machine's Python"),
     (r"已用 \d+\.\d+ 秒", "已用 N 秒", "a time budget spent mid-loop: the seconds actually used"),
     (r"elapsed_seconds（\d+(\.\d+)?）", "elapsed_seconds（N）", "the verifier quotes those seconds"),
+    (r"单调时钟读数 \d+\.\d{3}(–\d+\.\d{3})? 秒", "单调时钟读数 N 秒", "verify_loop --explain: a round's readings"),
+    (r"子进程运行了 \d+\.\d 秒", "子进程运行了 N 秒", "an attempt ended at its time limit: how long its child ran"),
 )
 FENCE = re.compile(r"^```\s*([^`\s]*)[^`]*$")
 
@@ -254,7 +257,7 @@ class DocumentsTest(WorkspaceTestCase):
                     with self.subTest(document=document, line=group.line, stream=stream):
                         self.fail(f"\n{document}:{group.line} {stream} differs:\n{difference(shown, actual)}")
         self.assertEqual(sorted(SKIPPED), sorted(shell.skipped_used), "every SKIPPED command must still be shown")
-        # Both documents are mostly commands with their output: finding few means the convention broke.
+        # The documents are mostly commands with their output: finding few means the convention broke.
         self.assertGreaterEqual(shell.ran, 50)
         self.assertGreaterEqual(compared, 40)
         if os.environ.get("DOCS_TEST_COUNTS"):

@@ -25,8 +25,8 @@ WATCHED = (
     "project/notes/A01.md", "project/notes/A02.md", "project/notes/A03.md", "project/notes/A05.md",
     "project/notes/A07.md",
 )
-RUN_KEYS = ("schema", "run", "sample", "status", "semantic_review", "input", "context", "steps", "error",
-            "artifact", "actual_api_calls", "started_at", "finished_at")
+RUN_KEYS = ("schema", "id", "run", "sample", "status", "semantic_review", "input", "context", "steps", "error",
+            "artifact", "actual_api_calls", "started_at", "finished_at", "duration_seconds")
 BAD_QUOTE = "第 1 张卡：引文不在对应笔记原文中。"
 BAD_QUOTE_ERROR = {"type": "ValidationError", "message": BAD_QUOTE}
 INVALID_NAMES = (".hidden", "-x", "a..b", "x.", "CON", "nul.txt", "com1", "LPT9", "aux.tar.gz", "a/b", "a b",
@@ -126,9 +126,12 @@ class CheckTest(HarnessCase):
 class RunRecordTest(HarnessCase):
     def assert_common_record(self, record, name, sample):
         self.assertEqual(self.stored(name), record, "run.json holds the returned record")
-        self.assertTrue(set(RUN_KEYS) <= set(record), set(RUN_KEYS) - set(record))
+        self.assertEqual(tuple(record), RUN_KEYS)
         self.assertEqual((record["schema"], record["run"], record["sample"], record["actual_api_calls"]),
-                         ("harness-run/1", name, sample, 0))
+                         ("harness-run/2", name, sample, 0))
+        self.assertRegex(record["id"], r"\A[0-9a-f]{32}\Z")
+        self.assertIs(type(record["duration_seconds"]), float)
+        self.assertGreaterEqual(record["duration_seconds"], 0)
         sample_bytes = (self.root / "samples" / f"{sample}.json").read_bytes()
         self.assertEqual(self.run_dir(name).joinpath("input", "candidate.json").read_bytes(), sample_bytes)
         self.assertEqual(record["input"], {"path": "input/candidate.json", "sha256": sha256(sample_bytes)})
@@ -169,6 +172,26 @@ class RunRecordTest(HarnessCase):
         self.assert_exported(record, "s1")
         review = self.run_dir("s1").joinpath("artifact", "review.md").read_text(encoding="utf-8")
         self.assertIn(REVERSED_ANSWER, review)
+
+    def test_each_record_gets_its_own_id(self):
+        ids = {harness.run_harness(self.root, f"id-{n}", "bad-quote")["id"] for n in range(3)}
+        self.assertEqual(len(ids), 3)
+
+    def test_duration_is_the_monotonic_span_in_milliseconds_and_null_while_running(self):
+        seen = []
+
+        def look_then_write(path, record):
+            seen.append((record["status"], record["duration_seconds"]))
+            real_write(path, record)
+        real_write = cli.write_json_atomic
+        # the wall clock stands still: the duration comes from the monotonic clock alone
+        with mock.patch.object(harness, "now_iso", return_value="2026-01-31T08:00:00Z"), \
+                mock.patch("time.monotonic", side_effect=[100.0, 102.34567]), \
+                mock.patch.object(cli, "write_json_atomic", side_effect=look_then_write):
+            record = harness.run_harness(self.root, "timed", "valid")
+        self.assertEqual(seen, [("running", None), ("needs_review", 2.346)])
+        self.assertEqual(self.stored("timed")["duration_seconds"], 2.346)
+        self.assertEqual(record["started_at"], record["finished_at"])
 
     def test_crlf_sample_is_copied_as_lf(self):
         sample = self.root / "samples" / "valid.json"

@@ -3,7 +3,9 @@
 The six cases run as subprocesses in a copy of the workspace and are compared with the lines
 the lesson prints. Faults (a mid-run time stop, interrupts, unexpected exceptions, a taken child
 name, changed files, a record that cannot be written) are injected in-process through
-`run_loop`'s clock / run_child / check_child parameters or by patching, never by waiting.
+`run_loop`'s clock / wall / sleep / run_child / check_child parameters or by patching, never by
+waiting. The slow scenario's stand-in tool is a fake sleep in-process; the executor's tests give
+it a real wait of a few tenths of a second, since a real child process is what they check.
 Copying the workspace is the slow part of a test here, so each class shares one copy: every test
 uses loop names of its own and puts back any shared file it changes.
 """
@@ -16,6 +18,7 @@ from unittest import mock
 import datetime
 import os
 import signal
+import threading
 import subprocess
 import sys
 import unittest
@@ -28,22 +31,28 @@ from tests.support import WorkspaceTestCase
 
 LESSON_CASES = (
     (("--run", "repair-01", "--scenario", "repair"),
-     '{"status": "needs_review", "reason": "mechanical_pass", "semantic_review": "pending", "attempts": 2, "actual_api_calls": 0}',
+     '{"status": "needs_review", "reason": "mechanical_pass", '
+     '"semantic_review": "pending", "attempts": 2, "actual_api_calls": 0}',
      0, ["repair-01-01", "repair-01-02"]),
     (("--run", "stuck-01", "--scenario", "stuck"),
-     '{"status": "stalled", "reason": "repeated_failure", "semantic_review": "pending", "attempts": 2, "actual_api_calls": 0}',
+     '{"status": "stalled", "reason": "repeated_failure", '
+     '"semantic_review": "pending", "attempts": 2, "actual_api_calls": 0}',
      1, ["stuck-01-01", "stuck-01-02"]),
     (("--run", "budget-01", "--scenario", "repair", "--max-attempts", "1"),
-     '{"status": "budget_exhausted", "reason": "attempt_budget", "semantic_review": "pending", "attempts": 1, "actual_api_calls": 0}',
+     '{"status": "budget_exhausted", "reason": "attempt_budget", '
+     '"semantic_review": "pending", "attempts": 1, "actual_api_calls": 0}',
      1, ["budget-01-01"]),
     (("--run", "time-01", "--scenario", "repair", "--max-seconds", "0"),
-     '{"status": "budget_exhausted", "reason": "time_budget", "semantic_review": "pending", "attempts": 0, "actual_api_calls": 0}',
+     '{"status": "budget_exhausted", "reason": "time_budget", '
+     '"semantic_review": "pending", "attempts": 0, "actual_api_calls": 0}',
      1, []),
     (("--run", "semantic-01", "--scenario", "semantic"),
-     '{"status": "needs_review", "reason": "mechanical_pass", "semantic_review": "pending", "attempts": 1, "actual_api_calls": 0}',
+     '{"status": "needs_review", "reason": "mechanical_pass", '
+     '"semantic_review": "pending", "attempts": 1, "actual_api_calls": 0}',
      0, ["semantic-01-01"]),
     (("--run", "permission-01", "--scenario", "permission"),
-     '{"status": "needs_human", "reason": "permission_boundary", "semantic_review": "pending", "attempts": 0, "actual_api_calls": 0}',
+     '{"status": "needs_human", "reason": "permission_boundary", '
+     '"semantic_review": "pending", "attempts": 0, "actual_api_calls": 0}',
      1, []),
 )
 QUOTE_ERROR = "第 1 张卡：引文不在对应笔记原文中。"
@@ -61,6 +70,30 @@ def fake_clock(*readings):
     """A clock that returns READINGS in turn, then keeps returning the last one."""
     values = list(readings)
     return lambda: values.pop(0) if len(values) > 1 else values[0]
+
+
+class FakeTime:
+    """Injected time: monotonic READINGS in turn (then the last one again; the loop reads at its start,
+    at each round's budget check, after each attempt and at the end), a wall clock that follows them
+    from a fixed moment, and a sleep that moves every reading on without waiting."""
+    WALL_START = 1_800_000_000  # 2027-01-15T08:00:00Z
+
+    def __init__(self, *readings):
+        self.readings, self.now, self.slept = list(readings or [0]), 0, []
+
+    def monotonic(self):
+        self.now = self.readings.pop(0) if len(self.readings) > 1 else self.readings[0]
+        return self.now
+
+    def time(self):
+        return self.WALL_START + self.now
+
+    def sleep(self, seconds):
+        self.slept.append(seconds)
+        self.readings = [reading + seconds for reading in self.readings]
+
+    def options(self):
+        return {"clock": self.monotonic, "wall": self.time, "sleep": self.sleep}
 
 
 class SharedWorkspaceTestCase(WorkspaceTestCase):
@@ -96,8 +129,14 @@ class LoopTestCase(SharedWorkspaceTestCase):
                 self.said = said.getvalue()
 
     def main(self, *args):
-        """loop_lab.main in-process on the copy: (exit code, stdout, stderr)."""
+        """loop_lab.main in-process on the copy: (exit code, stdout, stderr).
+
+        main() leaves Ctrl-C ignored once its final record is written (the process ends then); here
+        the test runner goes on, so its handlers are put back.
+        """
         out, err = io.StringIO(), io.StringIO()
+        handlers = {number: signal.getsignal(number) for number in loop_lab.SIGNALS_HELD}
+        self.addCleanup(lambda: [signal.signal(number, handler) for number, handler in handlers.items()])
         with mock.patch.object(loop_lab, "ROOT", self.root), contextlib.redirect_stdout(out), \
                 contextlib.redirect_stderr(err):
             try:
@@ -114,16 +153,20 @@ class LoopTestCase(SharedWorkspaceTestCase):
         return [name for name in self.folders("runs") if name[:-3] == loop_name and name[-3] == "-"]
 
     def assertTimesInOrder(self, name):
-        """loop start <= each child's start <= its finish <= the next one's start <= loop finish (1 s
-        tolerance), and elapsed_seconds agrees with the loop's own times."""
+        """Wall clock: loop start <= each attempt's start <= its child's start <= the child's finish <= the
+        attempt's finish <= the next attempt's start <= loop finish (1 s tolerance); monotonic offsets in
+        the same order, exactly; elapsed_seconds agrees with the loop's own wall times."""
         record = self.read_record(name)
-        times = [record["started_at"]]
+        times, offsets = [record["started_at"]], [0]
         for attempt in record["attempts"]:
             child = json.loads((self.root / attempt["child_run"] / "run.json").read_text(encoding="utf-8"))
-            times += [child["started_at"], child["finished_at"]]
+            times += [attempt["started_at"], child["started_at"], child["finished_at"], attempt["finished_at"]]
+            offsets += [attempt["started_offset"], attempt["finished_offset"]]
         times.append(record["finished_at"])
+        offsets.append(record["elapsed_seconds"])
         for earlier, later in zip(times, times[1:]):
             self.assertGreaterEqual(seconds_between(earlier, later), -1, times)
+        self.assertEqual(offsets, sorted(offsets))
         total = seconds_between(record["started_at"], record["finished_at"])
         self.assertLessEqual(abs(total - record["elapsed_seconds"]), 1, (times, record["elapsed_seconds"]))
 
@@ -147,12 +190,13 @@ class LessonCasesTest(LoopTestCase):
     def test_verifier_passes_the_repair_run_with_the_lessons_line(self):
         self.run_cli("loop_lab.py", "--run", "repair-02", "--scenario", "repair")
         code, stdout, stderr = self.run_cli("verify_loop.py", "loop-runs/repair-02")
-        self.assertEqual(stdout, '{"result": "pass", "status": "needs_review", "attempts": 2, "semantic_review": "pending"}\n')
+        self.assertEqual(stdout, '{"result": "pass", "status": "needs_review", "attempts": 2, '
+                                 '"semantic_review": "pending"}\n')
         self.assertEqual(code, 0)
         self.assertNoTraceback(stderr)
 
     def test_progress_one_line_per_round_in_chinese_on_stderr(self):
-        code, stdout, stderr = self.run_cli("loop_lab.py", "--run", "stuck-02", "--scenario", "stuck")
+        code, stdout, stderr = self.main("--run", "stuck-02", "--scenario", "stuck")
         rounds = [line for line in stderr.splitlines() if line.startswith("[第 ")]
         self.assertEqual(len(rounds), 2)
         self.assertIn("尝试 1/3", rounds[0])
@@ -164,7 +208,7 @@ class LessonCasesTest(LoopTestCase):
         self.assertIn("需要你决定", stderr)
 
     def test_budget_stop_round_has_its_own_progress_line(self):
-        code, stdout, stderr = self.run_cli("loop_lab.py", "--run", "b", "--scenario", "repair", "--max-attempts", "1")
+        code, stdout, stderr = self.main("--run", "b", "--scenario", "repair", "--max-attempts", "1")
         rounds = [line for line in stderr.splitlines() if line.startswith("[第 ")]
         self.assertEqual(len(rounds), 2)
         self.assertIn("attempt_budget", rounds[1])
@@ -172,7 +216,7 @@ class LessonCasesTest(LoopTestCase):
     def test_help_lists_the_exit_codes(self):
         code, stdout, stderr = self.run_cli("loop_lab.py", "--help")
         self.assertEqual(code, 0)
-        for text in ("0 needs_review", "1 stalled", "2 参数错误", "130"):
+        for text in ("0 needs_review", "1 stalled", "attempt_timeout", "2 参数错误", "130", "--attempt-timeout"):
             self.assertIn(text, stdout)
 
 
@@ -182,15 +226,20 @@ class RecordTest(LoopTestCase):
         self.assertEqual(code, 0)
         on_disk = self.read_record("r")
         self.assertEqual(on_disk, record)
-        self.assertEqual(list(on_disk)[:13], [
-            "schema", "run", "scenario", "budget", "status", "reason", "error_type", "semantic_review",
-            "actual_api_calls", "context", "attempts", "blocked_proposal", "handoff"])
-        self.assertEqual(on_disk["schema"], "loop-run/1")
-        self.assertEqual(on_disk["budget"], {"max_attempts": 3, "max_seconds": 30})
+        self.assertEqual(list(on_disk), [
+            "schema", "id", "run", "scenario", "budget", "status", "reason", "error_type", "semantic_review",
+            "actual_api_calls", "context", "attempts", "blocked_proposal", "handoff", "elapsed_seconds",
+            "started_at", "finished_at"])
+        self.assertEqual(on_disk["schema"], "loop-run/2")
+        self.assertRegex(on_disk["id"], r"^[0-9a-f]{32}$")
+        self.assertEqual(on_disk["budget"], {"max_attempts": 3, "max_seconds": 30, "attempt_timeout": None})
         self.assertEqual(on_disk["context"]["files"], 16)
         self.assertIn("loop_lab.py", on_disk["context"]["entries"])
         self.assertIn("docs/loop/TASK.md", on_disk["context"]["entries"])
         first, second = on_disk["attempts"]
+        self.assertEqual(list(first), ["attempt", "candidate", "child_run", "state", "status", "feedback",
+                                       "started_at", "finished_at", "started_offset", "finished_offset",
+                                       "decision", "timeout"])
         self.assertEqual(first["candidate"]["sample"], "bad-quote")
         sample = (self.root / "samples" / "bad-quote.json").read_bytes().replace(b"\r\n", b"\n")
         self.assertEqual(first["candidate"]["sha256"], hashlib.sha256(sample).hexdigest())
@@ -203,6 +252,7 @@ class RecordTest(LoopTestCase):
         self.assertIsNone(on_disk["handoff"])
         self.assertIsNotNone(on_disk["finished_at"])
         self.assertFalse((self.root / "loop-runs" / "r" / "loop.json.tmp").exists())
+        self.assertNotEqual(self.loop("r2", "repair")[0]["id"], on_disk["id"])  # made new for every loop
 
     def test_record_written_at_start_before_each_attempt_and_at_the_end(self):
         # docs/loop/TASK.md「记录」: at start, before and after every attempt, and at the end
@@ -210,18 +260,19 @@ class RecordTest(LoopTestCase):
         real_write = loop_lab.write_json_atomic
 
         def spy(path, record):
-            snapshots.append((record["status"], [(a["attempt"], a["state"]) for a in record["attempts"]]))
+            snapshots.append((record["status"], [(a["attempt"], a["state"], (a["decision"] or {}).get("next"))
+                                                 for a in record["attempts"]]))
             real_write(path, record)
 
         with mock.patch.object(loop_lab, "write_json_atomic", spy):
             self.loop("order", "repair")
-        self.assertEqual(snapshots, [
+        self.assertEqual(snapshots, [  # each finished attempt is written once: with its result and the decision
             ("running", []),
-            ("running", [(1, "running")]),
-            ("running", [(1, "done")]),
-            ("running", [(1, "done"), (2, "running")]),
-            ("running", [(1, "done"), (2, "done")]),
-            ("needs_review", [(1, "done"), (2, "done")]),
+            ("running", [(1, "running", None)]),
+            ("running", [(1, "done", "continue")]),
+            ("running", [(1, "done", "continue"), (2, "running", None)]),
+            ("running", [(1, "done", "continue"), (2, "done", "stop")]),
+            ("needs_review", [(1, "done", "continue"), (2, "done", "stop")]),
         ])
 
     def test_permission_records_the_blocked_publish_and_a_concrete_handoff(self):
@@ -244,7 +295,7 @@ class RecordTest(LoopTestCase):
 
     def test_fractional_time_budget_is_recorded_as_given(self):
         record, code = self.loop("f", "semantic", max_seconds=2.5, max_attempts=1)
-        self.assertEqual(record["budget"], {"max_attempts": 1, "max_seconds": 2.5})
+        self.assertEqual(record["budget"], {"max_attempts": 1, "max_seconds": 2.5, "attempt_timeout": None})
         self.assertEqual(record["status"], "needs_review")
 
 
@@ -278,19 +329,19 @@ class StallRuleTest(LoopTestCase):
 
 class UsedNameTest(LoopTestCase):
     def test_existing_loop_folder_exits_2_and_keeps_the_old_record(self):
-        self.run_cli("loop_lab.py", "--run", "repair-01", "--scenario", "repair")
+        self.main("--run", "repair-01", "--scenario", "repair")
         before = (self.root / "loop-runs" / "repair-01" / "loop.json").read_bytes()
-        code, stdout, stderr = self.run_cli("loop_lab.py", "--run", "repair-01", "--scenario", "stuck")
+        code, stdout, stderr = self.main("--run", "repair-01", "--scenario", "stuck", "--attempt-timeout", "2.5")
         self.assertEqual((code, stdout), (2, ""))
         self.assertIn("loop-runs/repair-01 已存在", stderr)
-        self.assertIn("python3 loop_lab.py --run repair-02 --scenario stuck", stderr)
+        self.assertIn("loop_lab.py --run repair-02 --scenario stuck --attempt-timeout 2.5", stderr)
         self.assertNoTraceback(stderr)
         self.assertEqual((self.root / "loop-runs" / "repair-01" / "loop.json").read_bytes(), before)
         self.assertEqual(self.child_names("repair-01"), ["repair-01-01", "repair-01-02"])
 
     def test_any_child_folder_with_the_name_is_a_used_name(self):
         (self.root / "runs" / "mine-07").mkdir(parents=True)
-        code, stdout, stderr = self.run_cli("loop_lab.py", "--run", "mine", "--scenario", "repair")
+        code, stdout, stderr = self.main("--run", "mine", "--scenario", "repair")
         self.assertEqual((code, stdout), (2, ""))
         self.assertIn("runs/mine-07 已存在", stderr)
         self.assertFalse((self.root / "loop-runs" / "mine").exists())
@@ -331,6 +382,13 @@ class ArgumentTest(LoopTestCase):
         (("--run", "x", "--scenario", "repair", "--max-seconds", "300.5"), "--max-seconds"),
         (("--run", "x", "--scenario", "repair", "--max-seconds", "nan"), "--max-seconds"),
         (("--run", "x", "--scenario", "repair", "--max-seconds", "soon"), "--max-seconds"),
+        (("--run", "x", "--scenario", "repair", "--attempt-timeout", "0"), "--attempt-timeout 应为 0.1-300 秒"),
+        (("--run", "x", "--scenario", "repair", "--attempt-timeout", "-1"), "--attempt-timeout 应为 0.1-300 秒"),
+        (("--run", "x", "--scenario", "repair", "--attempt-timeout", "0.09"), "--attempt-timeout 应为 0.1-300 秒"),
+        (("--run", "x", "--scenario", "repair", "--attempt-timeout", "300.5"), "--attempt-timeout 应为 0.1-300 秒"),
+        (("--run", "x", "--scenario", "repair", "--attempt-timeout", "nan"), "--attempt-timeout 应为 0.1-300 秒"),
+        (("--run", "x", "--scenario", "repair", "--attempt-timeout", "inf"), "--attempt-timeout 应为 0.1-300 秒"),
+        (("--run", "x", "--scenario", "slow", "--attempt-timeout", "soon"), "--attempt-timeout"),
         (("--run", "x", "--scenario", "repair", "--verbose"), "--verbose"),
     )
 
@@ -353,6 +411,10 @@ class ArgumentTest(LoopTestCase):
                 self.assertNoTraceback(stderr)
                 self.assertFalse((self.root / "loop-runs" / args[1]).exists())
 
+    def test_attempt_timeout_edges_are_accepted(self):
+        for seconds in (0.1, 1, 300):
+            self.assertIsNone(loop_lab.argument_problem("x", "slow", 3, 30, seconds), seconds)
+
     def test_budget_edges_are_accepted(self):
         name61 = "n" * 61
         record, code = self.loop(name61, "semantic", max_attempts=5, max_seconds=300)
@@ -361,7 +423,8 @@ class ArgumentTest(LoopTestCase):
 
     def test_in_process_bad_values_raise_value_error(self):
         for options in ({"max_attempts": True}, {"max_attempts": 3.0}, {"max_seconds": float("inf")},
-                        {"max_seconds": "30"}):
+                        {"max_seconds": "30"}, {"attempt_timeout": 0}, {"attempt_timeout": float("nan")},
+                        {"attempt_timeout": "1"}, {"attempt_timeout": True}):
             with self.subTest(options=options), self.assertRaises(ValueError):
                 self.loop("v", "repair", **options)
         self.assertFalse((self.root / "loop-runs" / "v").exists())
@@ -379,17 +442,15 @@ class FaultTest(LoopTestCase):
         self.assertEqual(self.verdict(name)["result"], "needs_human")
 
     def test_fake_clock_exhausts_a_nonzero_time_budget_mid_run(self):
-        record, code = self.loop("t", "repair", max_seconds=30, clock=fake_clock(0, 0, 31))
+        # readings: start 0, round 1 at 0, attempt 1 ends at 31, round 2 judges 31
+        record, code = self.loop("t", "repair", max_seconds=30, **FakeTime(0, 0, 31).options())
         self.assertEqual(code, 1)
         self.assertEqual((record["status"], record["reason"], len(record["attempts"])),
                          ("budget_exhausted", "time_budget", 1))
-        self.assertEqual(record["elapsed_seconds"], 31)
+        self.assertEqual(record["elapsed_seconds"], 31)  # the reading the budget check judged
         self.assertEqual(seconds_between(record["started_at"], record["finished_at"]), 31)
-        self.assertTimesInOrder("t")
-        self.assertEqual(self.child_names("t"), ["t-01"])
-        verdict = self.verdict("t")
-        self.assertEqual(verdict["result"], "needs_human")
-        self.assertIn("elapsed_seconds", " ".join(verdict["problems"]))
+        self.assertEqual((record["attempts"][0]["started_offset"], record["attempts"][0]["finished_offset"]), (0, 31))
+        self.assertEqual(self.child_names("t"), ["t-01"])  # (the verifier's view of such a stop: its own tests)
 
     def test_an_attempt_that_began_inside_the_budget_is_judged_normally(self):
         # the attempt's own run takes the clock past the budget; the next round never starts
@@ -574,12 +635,17 @@ class RoundOrderTest(LoopTestCase):
         self.loop("times", "repair")
         self.assertTimesInOrder("times")
 
-    def test_times_follow_an_injected_clock(self):
-        # start 0, round 1 at 0, round 2 at 5, the end at 7: the record says 7 s, like the budget saw
-        record, code = self.loop("fake-times", "repair", clock=fake_clock(0, 0, 5, 7))
+    def test_offsets_and_times_follow_the_injected_clocks(self):
+        # start 0, round 1 judged at 1, attempt 1 ends at 4, round 2 judged at 5, attempt 2 ends at 6.5, end at 7
+        fake = FakeTime(0, 1, 4, 5, 6.5, 7)
+        record, code = self.loop("fake-times", "repair", **fake.options())
         self.assertEqual((record["status"], record["elapsed_seconds"]), ("needs_review", 7))
-        self.assertEqual(seconds_between(record["started_at"], record["finished_at"]), 7)
-        self.assertTimesInOrder("fake-times")
+        self.assertEqual([(a["started_offset"], a["finished_offset"]) for a in record["attempts"]], [(1, 4), (5, 6.5)])
+        self.assertEqual([(a["started_at"], a["finished_at"]) for a in record["attempts"]],
+                         [("2027-01-15T08:00:01Z", "2027-01-15T08:00:04Z"),
+                          ("2027-01-15T08:00:05Z", "2027-01-15T08:00:06Z")])
+        self.assertEqual((record["started_at"], record["finished_at"]),
+                         ("2027-01-15T08:00:00Z", "2027-01-15T08:00:07Z"))
 
 
 def interrupted_line(reason, attempts):
@@ -619,17 +685,15 @@ class InterruptTest(LoopTestCase):
                 self.assertNoTraceback(stderr)
                 self.assertNotIn("imp", self.folders("loop-runs"))
 
-    def test_after_the_final_record_the_record_stays_and_the_exit_is_130(self):
+    def test_after_the_final_record_the_line_and_the_exit_code_are_the_records(self):
         with mock.patch.object(loop_lab.OuterLoop, "tell", side_effect=KeyboardInterrupt):
             code, stdout, stderr = self.main("--run", "late-stop", "--scenario", "semantic")
-        self.assertEqual(code, 130)
-        self.assertEqual(json.loads(stdout)["status"], "needs_review")
+        self.assertEqual((code, json.loads(stdout)["status"]), (0, "needs_review"))
         self.assertEqual(self.read_record("late-stop")["status"], "needs_review")
-        self.assertIn("保持不动", stderr)
 
     @unittest.skipIf(os.name == "nt", "a signal sent to oneself behaves differently on Windows")
-    def test_a_real_ctrl_c_during_the_final_write_waits_for_the_record(self):
-        real_write = loop_lab.write_json_atomic
+    def test_a_real_signal_once_the_final_record_is_written_changes_nothing(self):
+        real_write, real_print = loop_lab.write_json_atomic, loop_lab.print_json
 
         def write_with_ctrl_c(path, record):
             if record["status"] != "running":
@@ -638,8 +702,29 @@ class InterruptTest(LoopTestCase):
 
         with mock.patch.object(loop_lab, "write_json_atomic", write_with_ctrl_c):
             record, code = self.loop("held", "semantic")
-        self.assertEqual((record["status"], code), ("needs_review", 130))
+        self.assertEqual((record["status"], code), ("needs_review", 0))
         self.assertEqual(self.read_record("held"), record)
+
+        def print_then_signals(line):  # Ctrl-C and SIGTERM just after the result line (the issue's 5 of 24)
+            real_print(line)
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        with mock.patch.object(loop_lab, "print_json", print_then_signals):
+            code, stdout, stderr = self.main("--run", "late-signal", "--scenario", "stuck")
+        self.assertEqual((code, json.loads(stdout)["status"]), (1, "stalled"))
+        self.assertEqual(self.read_record("late-signal")["status"], "stalled")
+
+    @unittest.skipIf(os.name == "nt", "a signal sent to oneself behaves differently on Windows")
+    def test_a_ctrl_c_just_before_the_final_record_is_what_it_records(self):
+        def stop_then_ctrl_c(loop_self):
+            os.kill(os.getpid(), signal.SIGINT)  # pending when the loop turns to its final record
+            return loop_lab.Stop("needs_review", "mechanical_pass", None)
+
+        with mock.patch.object(loop_lab.OuterLoop, "rounds", stop_then_ctrl_c):
+            code, stdout, stderr = self.main("--run", "just-before", "--scenario", "semantic")
+        self.assertEqual((code, json.loads(stdout)["status"]), (130, "interrupted"))
+        self.assertEqual(self.read_record("just-before")["status"], "interrupted")
 
     @unittest.skipIf(os.name == "nt", "a signal sent to oneself behaves differently on Windows")
     def test_a_real_ctrl_c_while_the_name_is_claimed_waits_for_the_first_record(self):
@@ -822,3 +907,207 @@ class MessageTest(LoopTestCase):
         for path in shown:
             candidate = path.split("记录在")[-1].split("请阅读")[-1]
             self.assertTrue((elsewhere / candidate).exists(), candidate)
+
+
+class DecisionTest(LoopTestCase):
+    """Every finished attempt carries the decision taken after it, in the lesson's terms."""
+    CONTINUE = {"next": "continue", "reason": "first_failure", "why": "已确认的教学失败，第一次出现：带着反馈继续"}
+
+    def decisions(self, record):
+        return [attempt["decision"] for attempt in record["attempts"]]
+
+    def test_continue_then_mechanical_pass(self):
+        record, _ = self.loop("d-repair", "repair")
+        self.assertEqual(self.decisions(record), [self.CONTINUE, {
+            "next": "stop", "reason": "mechanical_pass", "why": "独立核对通过，子运行机械通过：停止，内容等待人工审核"}])
+
+    def test_repeated_failure_names_the_earlier_attempt(self):
+        first, second = self.decisions(self.loop("d-stuck", "stuck")[0])
+        self.assertEqual(first, self.CONTINUE)
+        self.assertEqual((second["next"], second["reason"]), ("stop", "repeated_failure"))
+        self.assertIn("与第 1 次尝试的候选和错误都相同", second["why"])
+
+    def test_a_budget_stop_comes_at_the_next_round_so_the_last_decision_was_to_continue(self):
+        record, _ = self.loop("d-budget", "repair", max_attempts=1)
+        self.assertEqual((record["reason"], self.decisions(record)), ("attempt_budget", [self.CONTINUE]))
+
+    def test_stops_for_a_person_after_an_attempt(self):
+        agents = self.root / "AGENTS.md"
+        self.keep(agents)
+
+        def changes_agents(root, name, sample):
+            result = harness.run_harness(root, name, sample)
+            agents.write_bytes(agents.read_bytes() + "\n改动\n".encode("utf-8"))
+            return result
+
+        def child_needs_human(root, name, sample):
+            return {"status": "needs_human", "error": {"type": "RuntimeError", "message": "坏了"}}
+
+        cases = (("d-evidence", {"check_child": lambda path: {"result": "fail", "problems": ["x"]}}, "独立核对没有通过"),
+                 ("d-child", {"run_child": child_needs_human, "check_child": lambda path: {"result": "pass"}},
+                  "子运行以 needs_human 结束（RuntimeError），不是已确认的教学失败"),
+                 ("d-context", {"run_child": changes_agents}, "循环开始后上下文文件变了（AGENTS.md）"))
+        for name, options, why in cases:
+            with self.subTest(name):
+                record, code = self.loop(name, "repair", **options)
+                (decision,) = self.decisions(record)
+                self.assertEqual((decision["next"], decision["reason"], code), ("stop", "unexpected_error", 1))
+                self.assertIn(why, decision["why"])
+                self.assertEqual(self.read_record(name)["attempts"][0]["decision"], decision)
+
+    def test_an_attempt_cut_off_has_no_decision(self):
+        record, code = self.loop("d-cut", "repair", check_child=mock.Mock(side_effect=KeyboardInterrupt))
+        self.assertEqual((record["status"], record["attempts"][0]["state"], self.decisions(record)),
+                         ("interrupted", "unknown", [None]))
+
+
+class SlowScenarioTest(LoopTestCase):
+    """slow: repair's script, every attempt first waiting on the stand-in tool (a fake sleep here)."""
+
+    def test_default_budget_ends_for_review_after_two_waits(self):
+        fake = FakeTime(0)
+        record, code = self.loop("slow-ok", "slow", **fake.options())
+        self.assertEqual((record["status"], record["reason"], code), ("needs_review", "mechanical_pass", 0))
+        self.assertEqual(fake.slept, [3, 3])  # the documented wait, once per attempt, before the harness
+        self.assertEqual([a["candidate"]["sample"] for a in record["attempts"]], ["bad-quote", "valid"])
+        self.assertEqual([(a["started_offset"], a["finished_offset"]) for a in record["attempts"]], [(0, 3), (3, 6)])
+        self.assertEqual(record["elapsed_seconds"], 6)
+        self.assertIn("slow 的替身工具要等 3 秒才返回", self.said)
+
+    def test_a_round_boundary_budget_does_not_interrupt_the_wait(self):
+        fake = FakeTime(0)
+        record, code = self.loop("slow-budget", "slow", max_seconds=1, **fake.options())
+        self.assertEqual((record["status"], record["reason"], len(record["attempts"]), code),
+                         ("budget_exhausted", "time_budget", 1, 1))
+        self.assertEqual(fake.slept, [3])  # attempt 1 began inside the budget and ran to its end
+        self.assertEqual(record["elapsed_seconds"], 3)  # above the budget: no timeout stopped the attempt
+        self.assertEqual(record["attempts"][0]["decision"]["next"], "continue")
+        self.assertIn("轮次边界检查不是超时", record["handoff"]["decide"])
+        self.assertNotIn("要真正运行，请给出大于 0 的 --max-seconds", record["handoff"]["decide"])
+
+    def test_a_time_budget_spent_before_round_1_says_so(self):
+        record, code = self.loop("slow-none", "repair", max_seconds=0.5, **FakeTime(0, 0.6).options())
+        self.assertEqual((record["reason"], len(record["attempts"])), ("time_budget", 0))
+        self.assertNotIn("要真正运行，请给出大于 0 的 --max-seconds", record["handoff"]["decide"])
+        self.assertIn("时间预算 0.5 秒在第 1 轮开始前就用完了", record["handoff"]["decide"])
+        self.assertIn("要真正运行，请给出大于 0 的 --max-seconds", self.loop("zero", "repair", max_seconds=0)[0][
+            "handoff"]["decide"])
+
+    def test_other_scenarios_never_wait(self):
+        fake = FakeTime(0)
+        self.loop("no-wait", "repair", tool_seconds=5, **fake.options())
+        self.assertEqual(fake.slept, [])
+
+
+class ExecutorTest(LoopTestCase):
+    """--attempt-timeout: each attempt in a child process of its own, ended at the limit, never left behind."""
+
+    def spawned(self):
+        """Patches subprocess.Popen to keep every child the loop starts; returns the list."""
+        children, real_popen = [], subprocess.Popen
+
+        def keep(*args, **kwargs):
+            children.append(real_popen(*args, **kwargs))
+            return children[-1]
+
+        patcher = mock.patch.object(subprocess, "Popen", keep)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        return children
+
+    def assertGone(self, child):
+        self.assertIsNotNone(child.poll(), "the child is still running")
+        if hasattr(os, "killpg"):  # its process group is empty too (it leads one of its own)
+            with self.assertRaises(ProcessLookupError):
+                os.killpg(child.pid, 0)
+
+    def test_a_slow_attempt_is_ended_at_its_limit_and_recorded_for_a_person(self):
+        children = self.spawned()
+        record, code = self.loop("cut", "slow", attempt_timeout=0.1, tool_seconds=0.4)
+        self.assertEqual((record["status"], record["reason"], record["error_type"], code),
+                         ("needs_human", "attempt_timeout", None, 1))
+        (attempt,) = record["attempts"]  # never retried
+        self.assertEqual((attempt["state"], attempt["status"], attempt["feedback"]), ("timed_out", None, None))
+        timeout = attempt["timeout"]
+        self.assertEqual((timeout["seconds"], timeout["inventory"]), (0.1, {"exists": False, "run_status": None,
+                                                                               "files": []}))
+        self.assertGreaterEqual(timeout["waited_seconds"], 0.1)
+        self.assertLessEqual(attempt["finished_offset"] - attempt["started_offset"], 0.1 + 1)  # ended within S + 1 s
+        self.assertEqual((attempt["decision"]["next"], attempt["decision"]["reason"]), ("stop", "attempt_timeout"))
+        self.assertEqual(record["budget"]["attempt_timeout"], 0.1)
+        self.assertEqual(self.child_names("cut"), [])  # killed while waiting: it honestly left nothing
+        handoff = record["handoff"]
+        self.assertIn("单次时限 0.1 秒", handoff["stopped_at"])
+        for told in ("正在运行的是 export bad-quote → runs/cut-01", "不存在", "不会自动重试", "--attempt-timeout"):
+            self.assertIn(told, handoff["decide"])
+        self.assertEqual(len(children), 1)
+        self.assertGone(children[0])
+        self.assertEqual(self.read_record("cut"), record)
+
+    def test_an_attempt_within_its_limit_is_recorded_as_in_process(self):
+        children = self.spawned()
+        record, code = self.loop("in-time", "semantic", attempt_timeout=30)
+        self.assertEqual((record["status"], code), ("needs_review", 0))
+        (attempt,) = record["attempts"]
+        self.assertEqual((attempt["state"], attempt["status"], attempt["timeout"]), ("done", "needs_review", None))
+        self.assertEqual(attempt["decision"]["reason"], "mechanical_pass")
+        self.assertTrue((self.root / "runs" / "in-time-01" / "artifact" / "review.md").is_file())
+        self.assertGone(children[0])
+
+    @unittest.skipIf(os.name == "nt", "no signal to send to oneself on Windows")
+    def test_ctrl_c_during_an_attempt_ends_the_child_first(self):
+        children = self.spawned()
+        ctrl_c = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+        ctrl_c.start()
+        self.addCleanup(ctrl_c.cancel)
+        record, code = self.loop("ctrl-c-child", "slow", attempt_timeout=30, tool_seconds=30)
+        self.assertEqual((record["status"], record["attempts"][0]["state"], code), ("interrupted", "unknown", 130))
+        self.assertIn("执行这次尝试的子进程已被结束", record["handoff"]["decide"])
+        self.assertLess(record["elapsed_seconds"], 5)
+        self.assertGone(children[0])
+
+    def test_a_child_ends_when_the_loop_is_gone(self):
+        # the loop killed outright (SIGKILL) closes its end of the child's stdin: the child must end at once
+        read_end, write_end = os.pipe()
+        child = subprocess.Popen([sys.executable, "-S", "-c", loop_lab.CHILD_PROGRAM, loop_lab.CODE_FOLDER,
+                                  str(self.root), "orphan-01", "valid", "30"], stdin=read_end,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        os.close(read_end)
+        os.close(write_end)
+        out, err = child.communicate(timeout=10)
+        self.assertEqual((child.returncode, out), (130, b""))
+        self.assertFalse((self.root / "runs" / "orphan-01").exists())
+
+    def test_a_child_that_finished_its_record_by_the_end_counts_as_finished(self):
+        run_dir = self.root / "runs" / "grace-01"
+        harness.run_harness(self.root, "grace-01", "valid")
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, **loop_lab.own_group())
+        record = loop_lab.outcome(child, 0.1, run_dir)  # ended at the limit, but run.json is final
+        self.assertEqual((record["run"], record["status"]), ("grace-01", "needs_review"))
+        self.assertGone(child)
+        running = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+        running["status"] = "running"
+        cli.write_json_atomic(run_dir / "run.json", running)
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, **loop_lab.own_group())
+        with self.assertRaises(loop_lab.AttemptTimedOut) as ended:
+            loop_lab.outcome(child, 0.1, run_dir)
+        self.assertEqual({key: ended.exception.left[key] for key in ("exists", "run_status")}, {
+            "exists": True, "run_status": "running"})
+        self.assertIn("run.json", ended.exception.left["files"])
+        self.assertGone(child)
+
+    def test_a_childs_exception_is_raised_again_as_its_kind(self):
+        for raised, kind, error_type in ((cli.NameTaken("runs/x-01"), FileExistsError, "NameTaken"),
+                                         (FileNotFoundError(2, "No such file", "/w/samples/valid.json"),
+                                          FileNotFoundError, "FileNotFoundError"),
+                                         (UnicodeDecodeError("utf-8", b"\xff", 0, 1, "bad"), ValueError,
+                                          "UnicodeDecodeError")):
+            with self.subTest(error_type):
+                again = loop_lab.exception_from_child(json.loads(json.dumps(loop_lab.described(raised))))
+                self.assertIsInstance(again, kind)
+                self.assertEqual(again.error_type, error_type)
+        self.assertEqual(loop_lab.exception_from_child(loop_lab.described(raised)).args, (str(raised),))
+        missing = loop_lab.exception_from_child(loop_lab.described(FileNotFoundError(2, "x", "/w/a.json")))
+        self.assertEqual(missing.filename, "/w/a.json")

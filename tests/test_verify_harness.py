@@ -4,16 +4,22 @@ Runs are made in-process with harness.run_harness() in the temporary workspace c
 tampered with one way each; the verdict comes from verify_run() and from main() in-process
 (exit code, one JSON line, no exception), and a few cases run the real CLI as subprocesses.
 """
+import contextlib
 import inspect
 import json
 import os
 import shutil
+import signal
+import socket
+import stat
 import sys
 import unittest
+from datetime import datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
 from unittest import mock
 
+import cli
 import export_review
 import harness
 import verify_export
@@ -135,14 +141,14 @@ TAMPERS = [
      both(copy_semantic_input, change_record(rehash("input/candidate.json", "input"))),
      "输入副本与运行时 samples/valid.json 的指纹不符：sample 标签被改动过，或输入不是这个样例。"),
     ("broken run.json", "valid", replace_once("run.json", b'"schema"', b'"schema'),
-     "run.json 无法读取或不是合法的 JSON：记录损坏或被改动过。"),
+     "run.json 不是合法的 JSON（第 "),
     ("missing run.json", "valid", delete("run.json"), "run.json 不存在：这不是一个完整的运行目录。"),
     ("sample relabelled valid -> bad-quote", "valid", change_record(lambda r, _: r.update(sample="bad-quote")),
      "输入副本与运行时 samples/bad-quote.json 的指纹不符：sample 标签被改动过，或输入不是这个样例。"),
     ("sample relabelled semantic -> valid", "semantic", change_record(lambda r, _: r.update(sample="valid")),
      "输入副本与运行时 samples/valid.json 的指纹不符：sample 标签被改动过，或输入不是这个样例。"),
     ("run.json nested too deep to read", "valid", write("run.json", "[" * 100000),
-     "run.json 无法读取或不是合法的 JSON：记录损坏或被改动过。"),
+     "run.json 嵌套超过 64 层：harness 写的记录是 UTF-8 的标准 JSON，记录被改动或损坏了，不能采信。"),
     ("cards.json holding a 5000-digit number", "valid", write("artifact/cards.json", "1" * 5000),
      "cards.json 或 review.md 不是合法的 UTF-8/JSON：产物被改动过。"),
     ("run renamed in run.json", "valid", change_record(lambda r, _: r.update(run="other")),
@@ -155,9 +161,23 @@ TAMPERS = [
     ("status needs_review -> needs_human", "valid", change_record(lambda r, _: r.update(status="needs_human")),
      "status 是 needs_human，但记录里没有出错的步骤与 error：状态与记录不符。"),
     ("status failed -> running", "bad-quote", change_record(lambda r, _: r.update(status="running")),
-     "status 是 running，但记录已有 error 或 finished_at：状态被改动过。"),
+     "status 是 running，但记录已有 error、finished_at 或 duration_seconds：状态被改动过。"),
     ("steps key removed", "valid", change_record(lambda r, _: r.pop("steps")),
-     "run.json 缺少必需的字段（应为 harness-run/1 记录）。"),
+     "run.json 缺少必需的字段（应为 harness-run/2 记录）。"),
+    ("id removed", "valid", change_record(lambda r, _: r.pop("id")), "run.json 缺少必需的字段（应为 harness-run/2 记录）。"),
+    ("id in capitals", "valid", change_record(lambda r, _: r.update(id=r["id"].upper())),
+     "不是 32 位小写十六进制：harness 建立记录时随机生成它，记录被改动过。"),
+    ("id shortened", "bad-quote", change_record(lambda r, _: r.update(id=r["id"][:31])), "不是 32 位小写十六进制"),
+    ("unknown schema", "valid", change_record(lambda r, _: r.update(schema="harness-run/3")),
+     "run.json 的 schema 是 'harness-run/3'，应为 harness-run/2。"),
+    ("negative duration", "valid", change_record(lambda r, _: r.update(duration_seconds=-0.5)),
+     "run.json 的 duration_seconds -0.5 不是不小于 0 的秒数"),
+    ("duration as text", "bad-quote", change_record(lambda r, _: r.update(duration_seconds="1.2")),
+     "run.json 的 duration_seconds '1.2' 不是不小于 0 的秒数"),
+    ("duration missing on a finished run", "valid", change_record(lambda r, _: r.update(duration_seconds=None)),
+     "run.json 的 duration_seconds None 不是不小于 0 的秒数"),
+    ("duration true", "valid", change_record(lambda r, _: r.update(duration_seconds=True)),
+     "run.json 的 duration_seconds True 不是不小于 0 的秒数"),
 ]
 
 
@@ -202,13 +222,16 @@ class PassTest(VerifyCase):
     def test_verify_run_result_shape(self):
         result = self.verdict(self.make_run("bad-quote"))
         self.assertEqual(result, {"result": "pass", "run": "bad-quote-1", "status": "failed",
-                                  "problems": [], "changed_files": []})
+                                  "problems": [], "changed_files": [], "notes": []})
 
     def test_run_json_resaved_with_bom_and_crlf_still_passes(self):
         run_dir = self.make_run("valid")
         path = run_dir / "run.json"
         path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes().replace(b"\n", b"\r\n"))
-        self.assertEqual(self.verdict(run_dir)["result"], "pass")
+        result = self.verdict(run_dir)
+        self.assertEqual((result["result"], len(result["notes"])), ("pass", 2))
+        self.assertTrue(result["notes"][0].startswith("行尾被转换过（CRLF）：run.json 的换行整体从 LF 变成了 CRLF"))
+        self.assertTrue(result["notes"][1].startswith("文件开头被加了 BOM：run.json"))
 
 
 class TamperTest(VerifyCase):
@@ -396,7 +419,6 @@ class StrictRecordTest(VerifyCase):
 
     def test_timestamps_must_be_times_in_order(self):
         cases = (
-            ({"finished_at": "2020-01-01T00:00:00Z"}, "早于 started_at"),
             ({"started_at": "2026-13-01T00:00:00Z"}, "run.json 的 started_at '2026-13-01T00:00:00Z' 不是形如"),
             ({"finished_at": "2026-01-01 00:00:00"}, "run.json 的 finished_at '2026-01-01 00:00:00' 不是形如"),
             ({"finished_at": None}, "run.json 的 finished_at None 不是形如"),
@@ -416,13 +438,6 @@ class StrictRecordTest(VerifyCase):
 
 class ExactRecordTest(VerifyCase):
     """Edits that keep every recorded hash right: the record must still be what the harness writes."""
-
-    def test_input_copy_resaved_with_crlf_fails(self):
-        # the harness writes the copy with LF and hashes those bytes; a CRLF copy is not that file
-        run_dir = self.make_run("valid")
-        path = run_dir / "input" / "candidate.json"
-        path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
-        self.assert_fails(run_dir, INPUT_EDITED)
 
     def test_steps_must_be_written_as_the_harness_writes_them(self):
         def set_ok(index, value):
@@ -445,8 +460,301 @@ class ExactRecordTest(VerifyCase):
             with self.subTest(constant):
                 run_dir = self.make_run("valid", f"constant-{number}")
                 replace_once("run.json", b'{\n  "schema"', f'{{\n  "note": [{constant}],\n  "schema"'.encode())(run_dir)
-                result = self.assert_fails(run_dir, f"run.json 里有 {constant}：标准 JSON 没有这样的数")
+                result = self.assert_fails(run_dir, f"run.json 含有 {constant}（标准 JSON 没有这样的数）")
                 self.assertEqual(len(result["problems"]), 1)
+
+
+EVIDENCE_FILES = ("run.json", "input/candidate.json", "artifact/cards.json", "artifact/review.md")
+EVIDENCE_PATHS = ("", "input", "artifact", *EVIDENCE_FILES)
+
+
+def crlf(data):
+    return data.replace(b"\n", b"\r\n")
+
+
+def first_line_crlf(data):
+    return data.replace(b"\n", b"\r\n", 1)
+
+
+@contextlib.contextmanager
+def fails_instead_of_hanging(test, seconds=5):
+    """A check that opened a FIFO would wait forever: after SECONDS the test fails instead."""
+    if not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def hung(signum, frame):
+        raise AssertionError(f"the check hung for {seconds} s: it opened something it must not open")
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+class TransportTest(VerifyCase):
+    """Line ends converted wholesale, or a BOM added, is the same content; a partial change is an edit."""
+
+    def convert(self, run_dir, files, change):
+        for rel in files:
+            path = run_dir / rel
+            path.write_bytes(change(path.read_bytes()))
+
+    def test_every_evidence_file_converted_to_crlf_passes_with_a_note(self):
+        for sample, files in (("valid", EVIDENCE_FILES), ("bad-quote", EVIDENCE_FILES[:2])):
+            with self.subTest(sample):
+                run_dir = self.make_run(sample)
+                self.convert(run_dir, files, crlf)
+                code, out, err = run_main(verify_harness.main, str(run_dir))
+                line = json.loads(out)
+                self.assertEqual((code, line["result"]), (0, "pass"), line)
+                self.assertEqual(line["notes"], [
+                    f"行尾被转换过（CRLF）：{'、'.join(files)} 的换行整体从 LF 变成了 CRLF（例如 Windows 上 git 的 "
+                    "core.autocrlf），换回 LF 后与记录一致，按同一份内容核对。"])
+                self.assertIn("说明：行尾被转换过（CRLF）", err)
+
+    def test_a_bom_added_to_every_evidence_file_passes_with_a_note(self):
+        run_dir = self.make_run("valid")
+        self.convert(run_dir, EVIDENCE_FILES, lambda data: b"\xef\xbb\xbf" + data)
+        result = verify_harness.verify_run(run_dir)
+        self.assertEqual((result["result"], result["problems"]), ("pass", []))
+        self.assertEqual(result["notes"], [f"文件开头被加了 BOM：{'、'.join(EVIDENCE_FILES)}（例如用记事本另存过），"
+                                           "去掉后与记录一致，按同一份内容核对。"])
+
+    def test_git_is_told_never_to_convert_evidence(self):
+        rules = [line.split() for line in (self.root / ".gitattributes").read_text(encoding="utf-8").splitlines()
+                 if line.strip() and not line.startswith("#")]
+        for folder in ("runs/**", "loop-runs/**"):
+            # the last rule naming a path wins: the evidence rule must come after `*.md text eol=lf`
+            self.assertIn([folder, "-text"], rules)
+            self.assertGreater(rules.index([folder, "-text"]), rules.index(["*.md", "text", "eol=lf"]))
+
+    def test_a_partial_or_mixed_change_is_an_edit(self):
+        cases = (("input/candidate.json", first_line_crlf, INPUT_EDITED),
+                 ("input/candidate.json", lambda data: b"\xef\xbb\xbf" + first_line_crlf(data), INPUT_EDITED),
+                 ("artifact/review.md", first_line_crlf, "产物 artifact/review.md 被改动或删除了"),
+                 ("artifact/cards.json", lambda data: crlf(data)[:-2] + b"\n", "产物 artifact/cards.json 被改动或删除了"),
+                 ("artifact/review.md", lambda data: crlf(data.replace("检索".encode(), "生成".encode(), 1)),
+                  "产物 artifact/review.md 被改动或删除了"))
+        for number, (rel, change, problem) in enumerate(cases):
+            with self.subTest(rel=rel, case=number):
+                run_dir = self.make_run("valid", f"partial-{number}")
+                self.convert(run_dir, [rel], change)
+                result = verify_harness.verify_run(run_dir)
+                self.assertEqual(result["result"], "fail")
+                self.assertTrue(any(p.startswith(problem) for p in result["problems"]), result["problems"])
+                self.assertEqual(result["notes"], [])
+
+
+class HostileFileTest(VerifyCase):
+    """What a submission can hold at an evidence path: each is named and none is opened."""
+
+    def replace_with(self, run_dir, rel, make):
+        path = run_dir / rel
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+        make(path)
+        return path
+
+    def assert_named(self, run_dir, said, verdict="fail"):
+        with fails_instead_of_hanging(self):
+            result = verify_harness.verify_run(run_dir)
+        self.assertEqual(result["result"], verdict, result)
+        self.assertEqual(len(result["problems"]), 1, result["problems"])
+        self.assertIn(said, result["problems"][0])
+        return result
+
+    @unittest.skipUnless(hasattr(os, "mkfifo"), "os.mkfifo does not exist on this system (Windows)")
+    def test_a_fifo_at_every_evidence_path_fails_unopened(self):
+        for number, rel in enumerate(EVIDENCE_PATHS):
+            with self.subTest(rel or "the run folder"):
+                run_dir = self.make_run("valid", f"fifo-{number}")
+                self.replace_with(run_dir, rel, os.mkfifo)
+                expected = "文件夹" if rel in ("", "input", "artifact") else "普通文件"
+                self.assert_named(run_dir, f"是命名管道（FIFO），不是{expected}：harness 只写下普通的文件和文件夹，核对时没有打开它")
+
+    def test_a_device_at_every_evidence_path_fails_unopened(self):
+        # making a device file needs privileges: the file system reports one at PATH, and nothing may open it
+        for number, rel in enumerate(EVIDENCE_PATHS):
+            with self.subTest(rel or "the run folder"):
+                run_dir = self.make_run("valid", f"device-{number}")
+                device = os.path.join(str(run_dir), rel) if rel else str(run_dir)
+                device = os.path.normpath(device)
+                real_lstat, real_open = os.lstat, os.open
+
+                def lstat(path, *args, **kwargs):
+                    found = real_lstat(path, *args, **kwargs)
+                    if os.path.normpath(os.fspath(path)) != device:
+                        return found
+                    return os.stat_result((stat.S_IFCHR | 0o666, *tuple(found)[1:]))
+
+                def opening(path, *args, **kwargs):
+                    self.assertNotEqual(os.path.normpath(os.fspath(path)), device, "a device was opened")
+                    return real_open(path, *args, **kwargs)
+                with mock.patch("os.lstat", lstat), mock.patch("os.open", opening):
+                    self.assert_named(run_dir, "是字符设备，不是")
+
+    @unittest.skipIf(os.name == "nt" or not os.path.exists("/dev/zero"), "no /dev/zero, or links need extra rights")
+    def test_a_link_to_dev_zero_fails_unread(self):
+        for number, rel in enumerate(EVIDENCE_FILES):
+            with self.subTest(rel):
+                run_dir = self.make_run("valid", f"zero-{number}")
+                self.replace_with(run_dir, rel, lambda path: path.symlink_to("/dev/zero"))
+                self.assert_named(run_dir, "是符号链接或目录联接")
+
+    @unittest.skipUnless(hasattr(socket, "AF_UNIX") and os.name != "nt", "no Unix sockets here")
+    def test_a_socket_fails_unopened(self):
+        run_dir = self.make_run("valid")
+        server = socket.socket(socket.AF_UNIX)
+        self.addCleanup(server.close)
+        self.replace_with(run_dir, "artifact/review.md", lambda path: server.bind(str(path)))
+        self.assert_named(run_dir, "review.md 是套接字，不是普通文件")
+
+    @unittest.skipUnless(hasattr(os, "mkfifo"), "os.mkfifo does not exist on this system (Windows)")
+    def test_a_fifo_among_the_course_notes_fails_unopened(self):
+        run_dir = self.make_run("valid")
+        for rel in ("project/notes/A01.md", "project/notes/A04.md"):  # cited and watched; neither
+            with self.subTest(rel):
+                note = self.root / rel
+                note.rename(note.with_suffix(".bak"))
+                os.mkfifo(note)
+                with fails_instead_of_hanging(self):
+                    result = verify_harness.verify_run(run_dir)
+                self.assertEqual(result["result"], "fail")
+                self.assertIn(f"课程文件 {rel} 是命名管道（FIFO），不是普通文件：核对时没有打开它", result["problems"][0])
+                note.unlink()
+                note.with_suffix(".bak").rename(note)
+
+    def test_a_folder_where_a_file_belongs_and_a_file_where_a_folder_belongs(self):
+        for number, (rel, make, said) in enumerate((
+                ("run.json", Path.mkdir, "run.json 是文件夹，不是普通文件"),
+                ("input/candidate.json", Path.mkdir, "candidate.json 是文件夹，不是普通文件"),
+                ("artifact", Path.touch, "artifact 是普通文件，不是文件夹"))):
+            with self.subTest(rel):
+                run_dir = self.make_run("valid", f"kind-{number}")
+                self.replace_with(run_dir, rel, make)
+                self.assert_named(run_dir, said)
+
+    def test_a_file_over_its_cap_fails_naming_the_cap(self):
+        for number, rel in enumerate(("run.json", "artifact/review.md")):
+            with self.subTest(rel):
+                run_dir = self.make_run("valid", f"large-{number}")
+                path = run_dir / rel
+                path.write_bytes(path.read_bytes() + b" " * (1 << 20))
+                self.assert_named(run_dir, f"{Path(rel).name} 超过了读取上限（1 MiB）")
+
+    def test_a_record_that_is_no_object_fails_naming_the_file(self):
+        cases = ((b"null", "的顶层是 null，不是 JSON 对象"), (b"[]", "的顶层是数组，不是 JSON 对象"),
+                 (b'"x"', "的顶层是字符串，不是 JSON 对象"), (b"3", "的顶层是数字，不是 JSON 对象"),
+                 (b"", "是空的：harness 先把记录写到磁盘再改名，不会留下空的或被截断的记录"),
+                 ('{"schema": "harness-run/2"}'.encode("utf-16"), "不是 UTF-8 文本（例如被另存成了 UTF-16）"))
+        run_dir = self.make_run("valid")
+        path = run_dir / "run.json"
+        for data, said in cases:
+            with self.subTest(data=data):
+                path.write_bytes(data)
+                result = self.assert_named(run_dir, said)
+                self.assertTrue(result["problems"][0].startswith(f"{cli.display_path(path)} "), result["problems"])
+
+    def test_a_record_cut_short_fails(self):
+        run_dir = self.make_run("valid")
+        path = run_dir / "run.json"
+        path.write_bytes(path.read_bytes()[:200])
+        self.assert_named(run_dir, "在结尾处中断（内容不完整，被截断）")
+
+    def test_an_unreadable_file_says_unreadable_not_missing(self):
+        for number, rel in enumerate(EVIDENCE_FILES):
+            with self.subTest(rel):
+                run_dir = self.make_run("valid", f"locked-{number}")
+                locked = os.path.normpath(run_dir / rel)
+                real_open = os.open
+
+                def opening(path, *args, **kwargs):
+                    if os.path.normpath(os.fspath(path)) == locked:
+                        raise PermissionError(13, "Permission denied", locked)
+                    return real_open(path, *args, **kwargs)
+                with mock.patch("os.open", opening):
+                    result = self.assert_named(run_dir, "无法读取（没有读写权限，PermissionError）：文件在", "needs_human")
+                self.assertNotIn("不存在", result["problems"][0])
+
+    @unittest.skipIf(os.name == "nt" or os.geteuid() == 0, "chmod does not lock a file for this user")
+    def test_a_chmod_000_file_says_unreadable(self):
+        run_dir = self.make_run("valid")
+        path = run_dir / "input" / "candidate.json"
+        path.chmod(0)
+        self.addCleanup(path.chmod, 0o644)
+        self.assert_named(run_dir, "无法读取", "needs_human")
+
+
+START = datetime(2026, 1, 31, 8, 0, 0)
+
+
+def timed(wall_seconds, duration):
+    """A record change: the run started at START, finished WALL_SECONDS later by the wall clock, DURATION by
+    the monotonic clock."""
+    def change(record, _):
+        record.update(started_at=f"{START:%Y-%m-%dT%H:%M:%SZ}", duration_seconds=duration,
+                      finished_at=f"{START + timedelta(seconds=wall_seconds):%Y-%m-%dT%H:%M:%SZ}")
+    return change
+
+
+class ClockTest(VerifyCase):
+    """The wall clock against the monotonic duration: a step an honest machine makes is for a person."""
+
+    def test_wall_and_monotonic_clocks_that_agree_pass(self):
+        run_dir = self.make_run("valid")
+        for wall, duration in ((0, 0.012), (3, 1.5), (1, 2.9), (3600, 3599.2)):
+            with self.subTest(wall=wall, duration=duration):
+                change_record(timed(wall, duration))(run_dir)
+                self.assertEqual(verify_harness.verify_run(run_dir)["result"], "pass")
+
+    def test_one_clock_step_is_needs_human_naming_the_step(self):
+        cases = ((-3, 2.0, "被往回调了约 5 秒（例如 NTP 校时）"), (7, 2.0, "电脑休眠过约 5 秒，或系统时钟被往前调了这么多"),
+                 (-3598, 2.0, "被往回调了约 3600 秒"), (3602, 2.0, "电脑休眠过约 3600 秒"),
+                 (3601, 1.234, "单调时钟量得运行用了 1.234 秒：在这两次读数之间电脑休眠过约 3600 秒"),
+                 (-5 * 365 * 86400, 0.5, "被往回调了约 157680000 秒"))
+        run_dir = self.make_run("bad-quote")
+        for wall, duration, said in cases:
+            with self.subTest(wall=wall):
+                change_record(timed(wall, duration))(run_dir)
+                result = self.verdict(run_dir)
+                self.assertEqual(result["result"], "needs_human", result)
+                self.assertEqual(len(result["problems"]), 1)
+                self.assertIn(said, result["problems"][0])
+                self.assertIn("诚实的机器也会这样", result["problems"][0])
+
+    def test_a_clock_step_beside_an_edit_still_fails(self):
+        run_dir = self.make_run("valid")
+        change_record(timed(-5, 1.0))(run_dir)
+        replace_once("artifact/review.md", "检索".encode(), "生成".encode())(run_dir)
+        result = verify_harness.verify_run(run_dir)
+        self.assertEqual(result["result"], "fail")
+        self.assertTrue(any("往回调了" in p for p in result["problems"]), result["problems"])
+
+    def test_a_running_record_with_a_duration_fails(self):
+        with mock.patch.object(export_review, "export_candidate", side_effect=KeyboardInterrupt):
+            with self.assertRaises(KeyboardInterrupt):
+                self.make_run("valid", "cut")
+        run_dir = self.root / "runs" / "cut"
+        change_record(lambda r, _: r.update(duration_seconds=0.5))(run_dir)
+        result = verify_harness.verify_run(run_dir)
+        self.assertEqual(result["result"], "fail")
+        self.assertIn("记录已有 error、finished_at 或 duration_seconds", result["problems"][0])
+
+
+class OldSchemaTest(VerifyCase):
+    def test_a_record_of_an_older_workspace_is_for_a_person(self):
+        run_dir = self.make_run("valid")
+
+        def older(record, _):
+            record.update(schema="harness-run/1")
+            del record["id"], record["duration_seconds"]
+        change_record(older)(run_dir)
+        result = self.verdict(run_dir)
+        self.assertEqual(result["result"], "needs_human")
+        self.assertEqual(len(result["problems"]), 1)
+        self.assertIn("run.json 的 schema 是 harness-run/1：由旧版本的工作区生成", result["problems"][0])
 
 
 class TypedNameTest(VerifyCase):

@@ -1,0 +1,349 @@
+"""The teacher's intake: what each entry of the class folder is, and where the student's workspace is in it.
+
+Part of verify_loop's class check (class_check.py does the checking). Each entry of the class folder is one
+submission, as a learning platform hands it over: a folder, a `.zip`, or a folder holding exactly one `.zip`
+(Moodle's "download all submissions"). Inside, the workspace is the one folder, at most MAX_DEPTH levels
+down, that holds `loop-runs/`. Whatever cannot be taken is a packaging problem, said in Chinese and never
+an accusation.
+
+A ZIP is never unpacked into the class folder, and is trusted as a whole or not at all: every member is
+looked at first (a name outside the archive, an absolute or drive-letter name, a link, an encrypted member,
+too many members, too many bytes or too high a compression ratio refuse the whole ZIP), then only the
+workspace's `loop-runs/` and `runs/` are copied into a private temporary folder outside the class folder,
+removed right after that submission is checked. What it shares: cli.py's plumbing (how an entry's kind is
+named, the capped reading of a file that is never opened unless it is a plain file).
+"""
+import contextlib
+import os
+import re
+import shutil
+import stat
+import tempfile
+import zipfile
+import zlib
+from io import BytesIO
+from pathlib import Path, PurePosixPath
+
+from cli import EvidenceError, entry_kind, read_evidence
+
+MAX_DEPTH = 4                    # folders between the submission and its workspace (Extract All adds one or two)
+JUNK = {"__MACOSX", ".DS_Store", "Thumbs.db", "desktop.ini"}  # what operating systems add by themselves
+EVIDENCE = ("loop-runs", "runs")
+# Caps no honest hand-in comes near (a whole workspace is under 1,000 files and a few MB); beyond them a
+# ZIP is a packaging problem, never read further.
+MAX_ZIP_BYTES = 64 * 2 ** 20     # the .zip file itself
+MAX_MEMBERS = 10_000
+MAX_UNPACKED = 256 * 2 ** 20     # the members' declared sizes together
+MAX_RATIO, RATIO_FROM = 100, 2 ** 20  # a member over 1 MiB may be at most 100 times its compressed size
+UTF8_FLAG, ENCRYPTED_FLAG = 0x800, 0x1
+MOODLE = re.compile(r"(?P<name>.+?)_(?P<id>[^_]+)_assignsubmission_[a-z]+_.*", re.DOTALL)
+DRIVE = re.compile(r"[A-Za-z]:")
+WINDOWS_DEVICES = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
+AGAIN = "请学生重新提交：在自己的工作区里运行 python3 verify_loop.py --pack 姓名.zip，上传这个 ZIP"
+
+
+class Submission:
+    """One entry of the class folder once taken in.
+
+    ROOT is the folder the student's paths are shown from (the entry folder, or the private copy of a ZIP's
+    members); WORKSPACE the folder in it holding loop-runs/; PACKAGING, when set, says why nothing was checked;
+    REFUSED, when set, why the entry fails unread (a link in place of a student's folder).
+    """
+
+    def __init__(self, entry, source):
+        self.entry, self.source = Path(entry), source
+        self.student, self.student_id = student_and_id(self.entry.name)
+        self.root = self.workspace = self.packaging = self.refused = self.private = None
+
+    def found(self, root, workspace):
+        self.root, self.workspace = Path(root), Path(workspace)
+        return self
+
+    def cannot(self, why):
+        self.packaging = f"提交的格式无法核对：{why}。{AGAIN}。"
+        self.root = self.workspace = None  # nothing of it is checked
+        return self
+
+
+def student_and_id(entry_name):
+    """(student, id) from an entry's name: `姓名_学号_assignsubmission_file_…` gives both, else the name without .zip."""
+    name = entry_name[:-4] if entry_name.lower().endswith(".zip") else entry_name
+    match = MOODLE.fullmatch(name)
+    return (match["name"], match["id"]) if match else (name, "")
+
+
+def is_junk(name):
+    return name in JUNK or name.startswith("._")
+
+
+def class_entries(class_dir):
+    """The submissions of CLASS_DIR, in code-point order; OS junk and hidden entries left out. OSError passes."""
+    with os.scandir(class_dir) as entries:
+        names = [entry.name for entry in entries if not is_junk(entry.name) and not entry.name.startswith(".")]
+    return [Path(class_dir) / name for name in sorted(names)]
+
+
+@contextlib.contextmanager
+def taken_in(entry, scratch):
+    """The Submission of ENTRY; a ZIP's members live in a private folder of SCRATCH until the block ends."""
+    submission = take_in(Path(entry), scratch)
+    try:
+        yield submission
+    finally:
+        if submission.private:
+            shutil.rmtree(submission.private, ignore_errors=True)
+
+
+def take_in(entry, scratch):
+    try:
+        kind = entry_kind(os.lstat(entry))
+    except OSError as exc:
+        return Submission(entry, "？").cannot(f"{entry.name} 无法读取（{reason(exc)}）")
+    if kind == "文件夹":
+        return folder_submission(entry, scratch)
+    if kind == "普通文件" and entry.name.lower().endswith(".zip"):
+        return zip_submission(Submission(entry, "压缩包"), entry, scratch)
+    submission = Submission(entry, kind)
+    if kind in ("符号链接", "目录联接"):
+        submission.refused = (f"{entry.name} 是{kind}：提交必须是学生自己的文件夹或压缩包，链接可能指向别人的提交，"
+                              "没有核对里面的内容。")
+        return submission
+    return submission.cannot(f"{entry.name} 是{kind}，不是文件夹，也不是 .zip 压缩包")
+
+
+def reason(exc):
+    """An OSError as a person reads it: a missing permission is named as such."""
+    if isinstance(exc, PermissionError):
+        return "没有读取权限"
+    if isinstance(exc, EvidenceError):
+        return str(exc)
+    return exc.strerror or type(exc).__name__
+
+
+# --- a folder ------------------------------------------------------------------------------------
+
+def folder_submission(entry, scratch):
+    """A folder: the workspace in it, else the one .zip it holds (Moodle), else a packaging problem."""
+    submission = Submission(entry, "文件夹")
+    found, unreadable = workspaces_in(entry)
+    if len(found) == 1:
+        return checked_evidence(submission.found(entry, found[0]))
+    if found:
+        return submission.cannot(several(found, entry))
+    if entry in unreadable:
+        return submission.cannot(f"文件夹 {entry.name} 无法读取（没有读取权限）")
+    zips = sorted(path for path in entry.iterdir() if path.name.lower().endswith(".zip") and path.is_file())
+    if len(zips) == 1:
+        submission.source = f"文件夹里的压缩包 {zips[0].name}"
+        return zip_submission(submission, zips[0], scratch)
+    if zips:
+        return submission.cannot(f"文件夹里有 {len(zips)} 个压缩包（{'、'.join(p.name for p in zips)}），不知道该核对哪一个")
+    return submission.cannot(nothing_found(entry, unreadable))
+
+
+def workspaces_in(folder):
+    """(folders holding loop-runs/ at most MAX_DEPTH down, folders that could not be listed); links not followed,
+    hidden folders, OS junk and the evidence folders themselves not searched."""
+    found, unreadable, level = [], [], [folder]
+    for _ in range(MAX_DEPTH + 1):
+        below = []
+        for current in level:
+            try:
+                with os.scandir(current) as entries:
+                    listed = [e for e in entries if not e.name.startswith(".") and not is_junk(e.name)]
+            except OSError:
+                unreadable.append(current)
+                continue
+            folders = [e for e in listed if e.is_dir(follow_symlinks=False)]
+            if any(e.name == "loop-runs" and (e.is_dir(follow_symlinks=False) or e.is_symlink()) for e in listed):
+                found.append(current)  # a linked loop-runs/ is found, then failed by the check: evidence must be here
+            below += [Path(e.path) for e in folders if e.name not in EVIDENCE]
+        level = below
+    return sorted(found), unreadable
+
+
+def checked_evidence(submission):
+    """The workspace must hold runs/ beside loop-runs/, and both must be readable."""
+    workspace = submission.workspace
+    where = shown_in(submission.root, workspace)
+    if not os.path.lexists(workspace / "runs"):
+        return submission.cannot(f"{where}只有 loop-runs/，没有 runs/：子运行的证据不在提交里（两个文件夹要一起交）")
+    for name in EVIDENCE:
+        try:
+            if os.path.isdir(workspace / name) and not os.path.islink(workspace / name):
+                os.scandir(workspace / name).close()
+        except OSError as exc:
+            return submission.cannot(f"{where}{name}/ 无法读取（{reason(exc)}）")
+    return submission
+
+
+def shown_in(root, workspace):
+    """Where the workspace is inside the submission, as a prefix of a sentence ('' when it is the top)."""
+    rel = PurePosixPath(*Path(workspace).relative_to(root).parts) if workspace != root else None
+    return f"{rel}/ 里" if rel else ""
+
+
+def several(found, root):
+    names = "、".join("/".join((*Path(p).relative_to(root).parts, "loop-runs")) for p in found[:5])
+    return f"找到了 {len(found)} 个 loop-runs/ 文件夹（{names}），不知道该核对哪一个"
+
+
+def nothing_found(folder, unreadable):
+    if unreadable:
+        first = PurePosixPath(*Path(unreadable[0]).relative_to(folder).parts)
+        return f"没有找到 loop-runs/，而 {first}/ 无法读取（没有读取权限）"
+    names = sorted(path.name for path in folder.iterdir() if not is_junk(path.name))
+    if ".git" in names or ".gitignore" in names:
+        return ("没有找到 loop-runs/ 和 runs/：这像是一个 git 仓库，证据文件夹被 .gitignore 排除了"
+                "（用 git 交作业时要 git add -f runs loop-runs）")
+    shown = "、".join(names[:8]) + ("等" if len(names) > 8 else "")
+    return f"在 {MAX_DEPTH} 层以内没有找到 loop-runs/（里面是：{shown or '空的'}）"
+
+
+# --- a ZIP ---------------------------------------------------------------------------------------
+
+class Untrusted(Exception):
+    """A ZIP that is not taken: the message says why, in Chinese."""
+
+
+def zip_submission(submission, path, scratch):
+    """The workspace of the ZIP at PATH, its evidence copied into a private folder of SCRATCH; else packaging."""
+    try:
+        archive = zipfile.ZipFile(BytesIO(read_evidence(path, MAX_ZIP_BYTES)))
+    except EvidenceError as exc:
+        return submission.cannot(f"压缩包 {path.name} 没有读取：{exc}")
+    except OSError as exc:
+        return submission.cannot(f"压缩包 {path.name} 无法读取（{reason(exc)}）")
+    except (zipfile.BadZipFile, EOFError, ValueError, NotImplementedError):
+        return submission.cannot(f"压缩包 {path.name} 已损坏或不完整，打不开")
+    submission.private = private = Path(tempfile.mkdtemp(prefix="zip-", dir=scratch))
+    try:
+        with archive:
+            members = trusted_members(archive)
+            prefix = workspace_prefix(members)
+            extract(archive, members, prefix, private)
+    except Untrusted as exc:
+        return submission.cannot(f"压缩包 {path.name} {exc}")
+    return submission.found(private, private.joinpath(*prefix))
+
+
+def trusted_members(archive):
+    """{member: its path parts} of every member that is not OS junk; Untrusted for the ZIP as a whole."""
+    infos = archive.infolist()
+    if len(infos) > MAX_MEMBERS:
+        raise Untrusted(f"有 {len(infos)} 个成员，超过了核对的上限 {MAX_MEMBERS}")
+    if sum(info.file_size for info in infos) > MAX_UNPACKED:
+        raise Untrusted(f"解开后超过 {MAX_UNPACKED // 2 ** 20} MiB，超过了核对的上限")
+    members = {}
+    for info in infos:
+        name = member_name(info)
+        problem = member_problem(info, name)
+        if problem:
+            raise Untrusted(f"的成员 {visible_name(name)} {problem}：整个压缩包都不能用，没有取出任何内容")
+        unreadable = member_unreadable(info)
+        if unreadable:
+            raise Untrusted(f"的成员 {visible_name(name)} {unreadable}")
+        parts = tuple(part for part in name.split("/") if part not in ("", "."))
+        if parts and not any(is_junk(part) for part in parts):
+            members[info] = parts
+    return members
+
+
+def member_name(info):
+    """The member's name with `\\` read as `/`; without the UTF-8 flag, UTF-8 if it decodes, else GBK
+    (Chinese Windows), else as zipfile read it."""
+    name = info.orig_filename
+    if not info.flag_bits & UTF8_FLAG:
+        raw = name.encode("cp437")  # zipfile decoded the stored bytes as cp437, which maps every byte
+        for encoding in ("utf-8", "gbk"):
+            with contextlib.suppress(UnicodeDecodeError):
+                name = raw.decode(encoding)
+                break
+    return name.replace("\\", "/")
+
+
+def member_problem(info, name):
+    """Why one member makes the whole ZIP untrusted (it points outside the submission or is a link), or None."""
+    parts = name.split("/")
+    if name.startswith("/") or DRIVE.match(name) or any(":" in part for part in parts):
+        return "是绝对路径或带盘符"
+    if ".." in parts:
+        return "指向压缩包外面（含 ..）"
+    if any(ord(ch) < 32 for ch in name):
+        return "的名称里有控制字符"
+    kind = stat.S_IFMT(info.external_attr >> 16)
+    if kind == stat.S_IFLNK:
+        return "是符号链接"
+    if kind not in (0, stat.S_IFREG, stat.S_IFDIR):
+        return "不是普通文件或文件夹"
+    return None
+
+
+def member_unreadable(info):
+    """Why one member cannot be read within the caps, or None."""
+    if info.flag_bits & ENCRYPTED_FLAG:
+        return "加了密码（加密），无法读取"
+    if info.file_size > RATIO_FROM and info.file_size > MAX_RATIO * max(info.compress_size, 1):
+        return f"解开后是压缩时的 {info.file_size // max(info.compress_size, 1)} 倍，超过了核对的上限（{MAX_RATIO} 倍）"
+    return None
+
+
+def visible_name(name):
+    text = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in name)
+    return text if len(text) <= 120 else f"{text[:120]}…（共 {len(text)} 个字符）"
+
+
+def workspace_prefix(members):
+    """The parts of the one folder at most MAX_DEPTH down that holds loop-runs/; Untrusted when none or several."""
+    found = set()
+    for info, parts in members.items():
+        depth = next((depth for depth, part in enumerate(parts[:MAX_DEPTH + 1]) if part == "loop-runs"), None)
+        if depth is None or (depth == len(parts) - 1 and not info.is_dir()):  # a file named loop-runs is no folder
+            continue
+        if not any(part in EVIDENCE or part.startswith(".") for part in parts[:depth]):
+            found.add(parts[:depth])
+    if len(found) > 1:
+        names = "、".join("/".join((*p, "loop-runs")) for p in sorted(found)[:5])
+        raise Untrusted(f"里有 {len(found)} 个 loop-runs/ 文件夹（{names}），不知道该核对哪一个")
+    if not found:
+        tops = sorted({parts[0] + ("/" if len(parts) > 1 else "") for parts in members.values()})
+        shown = "、".join(tops[:8]) + ("等" if len(tops) > 8 else "")
+        raise Untrusted(f"在 {MAX_DEPTH} 层以内没有 loop-runs/ 文件夹（里面是：{shown or '空的'}）")
+    (prefix,) = found
+    where = f"{'/'.join(prefix)}/ 里" if prefix else ""
+    if not any(parts[:len(prefix) + 1] == (*prefix, "runs") for parts in members.values()):
+        raise Untrusted(f"{where}只有 loop-runs/，没有 runs/：子运行的证据不在提交里（两个文件夹要一起交）")
+    return prefix
+
+
+def extract(archive, members, prefix, private):
+    """Copies the workspace's loop-runs/ and runs/ members into PRIVATE; nothing else is written."""
+    taken = set()
+    for info, parts in members.items():
+        rel = parts[len(prefix):]
+        if parts[:len(prefix)] != prefix or not rel or rel[0] not in EVIDENCE:
+            continue
+        if any(part.rstrip(". ") != part or part.split(".")[0].upper() in WINDOWS_DEVICES for part in rel):
+            raise Untrusted(f"的成员 {visible_name('/'.join(parts))} 的名称不能在 Windows 上作为文件名")
+        if "/".join(rel).lower() in taken:
+            raise Untrusted(f"里有两个成员都叫 {visible_name('/'.join(parts))}（大小写也算同名）")
+        taken.add("/".join(rel).lower())
+        target = private.joinpath(*parts)
+        if info.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        copy_member(archive, info, target)
+
+
+def copy_member(archive, info, target):
+    """One member's bytes into TARGET (a new file); zipfile stops at the declared size and checks the CRC."""
+    try:
+        with archive.open(info) as source, open(target, "xb") as out:
+            shutil.copyfileobj(source, out, 2 ** 20)
+    except (zipfile.BadZipFile, EOFError, ValueError, zlib.error):
+        raise Untrusted(f"已损坏：成员 {visible_name(member_name(info))} 读不出来") from None
+    except NotImplementedError:
+        raise Untrusted(f"的成员 {visible_name(member_name(info))} 用了核对不支持的压缩方式") from None
+    except OSError as exc:
+        raise Untrusted(f"的成员 {visible_name(member_name(info))} 取不出来（{reason(exc)}）") from None

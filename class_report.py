@@ -1,0 +1,293 @@
+"""What the class check writes for people: the table, the Markdown report, the CSV, one feedback file per student.
+
+Part of verify_loop's class check (class_check.py decides every result; this file only renders them and guards
+where they are written). Everything a student controls (entry names, loop and file names, strings from records)
+is escaped for where it goes: on the console and in the CSV a control or bidirectional character is shown as its
+escape; in Markdown `|`, backticks, HTML and the other marks are escaped too; a CSV cell that a spreadsheet would
+run as a formula is neutralised; a long string is cut with its length shown. stdout is exact JSON, one line per
+submission, with U+2028 and U+2029 escaped as well. What it shares: cli.py's plumbing (paths shown from the
+current folder, the kinds of file-system entries) and loop_records.visible and CASES.
+"""
+import csv
+import io
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+from class_intake import WINDOWS_DEVICES
+from cli import display_path, entry_kind
+from loop_records import CASES, is_link, visible
+
+CASE_NAMES = [case for case, _, _ in CASES]
+RESULTS = ("pass", "incomplete", "fail", "needs_human", "packaging")
+LIMIT = 500           # characters of one problem a person is shown; the rest is said by its length
+NAME_LIMIT = 80       # characters of a name in a table cell
+MARKDOWN_MARKS = set("\\`*[]<>|&#~!{}")
+# `_` starts or ends emphasis only beside a space or a mark: inside a word (verify_loop, needs_human) it stays as it is
+LONE_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+REPORT_TITLE = "# 全班核对："        # the first line of every report this check writes: how an old one is known
+FEEDBACK_TITLE = "# 作业核对反馈："
+CSV_HEADER = ["student", "id", "result", *CASE_NAMES, "loops", "problems"]
+EARLIER_CSV_HEADERS = (CSV_HEADER, ["student", "result", *CASE_NAMES, "loops"])  # the current and the first version
+NEXT_STEP = {
+    "pass": "六个情景都有通过的循环，不需要再做什么。内容是否合适仍由老师审阅（semantic_review: pending）。",
+    "incomplete": "请在自己的工作区里补跑缺少的情景（README「六个情景」里那一行的命令），然后重新打包提交"
+                  "（python3 verify_loop.py --pack 姓名.zip）。",
+    "fail": "请不要改写任何记录：用课程原样的文件、换一个新名称重新运行上面点到的情景，"
+            "先用 python3 verify_loop.py --pack 姓名.zip 自查，再重新提交。",
+    "needs_human": "上面的情况要由老师看过再定，暂时不用重新提交；老师可能会找你了解情况。",
+    "packaging": "老师没能打开你的提交，所以什么都还没有核对。请在自己的工作区里运行 "
+                 "python3 verify_loop.py --pack 姓名.zip，上传得到的 ZIP。",
+}
+
+
+# --- escaping ------------------------------------------------------------------------------------
+
+def shortened(text, limit=LIMIT):
+    """TEXT itself up to LIMIT characters; a longer one is cut there and its length said. None: no limit."""
+    text = str(text)
+    return text if limit is None or len(text) <= limit else f"{text[:limit]}…（共 {len(text)} 个字符）"
+
+
+def cut(text, limit=LIMIT):
+    """TEXT on one line as a person must see it: escapes for what cannot be shown, cut beyond LIMIT."""
+    return visible(shortened(text, limit))
+
+
+def console_cell(text):
+    return cut(text, NAME_LIMIT).replace("|", "\\|")
+
+
+def markdown(text, limit=LIMIT):
+    """Plain text inside Markdown: every mark that could start markup, HTML or a table cell is escaped."""
+    escaped = "".join("\\" + ch if ch in MARKDOWN_MARKS else ch for ch in cut(text, limit))
+    return LONE_UNDERSCORE.sub(r"\\_", escaped)
+
+
+def markdown_cell(text):
+    return markdown(text, NAME_LIMIT)
+
+
+def markdown_code(text):
+    """TEXT as inline code: fenced by more backticks than it holds, so a backtick cannot end it."""
+    text = cut(text)
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    padding = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{padding}{text}{padding}{fence}"
+
+
+def spreadsheet_cell(text, limit=LIMIT):
+    """A CSV cell a spreadsheet shows as text: one that would start a formula gets a leading '."""
+    text = cut(text, limit)
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
+def json_line(obj):
+    """One exact JSON line; U+2028 and U+2029 escaped too, since many line readers split there."""
+    line = json.dumps(obj, ensure_ascii=False).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    try:
+        line.encode(sys.stdout.encoding or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        line = json.dumps(obj)
+    return line
+
+
+# --- the table, the totals, one row --------------------------------------------------------------
+
+def table(rows, cell):
+    """The student x case table as Markdown (readable as plain text on a console); a name and an id through CELL."""
+    header = ["学生", "学号", "结果", *CASE_NAMES, "循环数"]
+    body = [[cell(row["student"]), cell(row["id"]), row["result"], *row["cases"].values(), str(row["loops"])]
+            for row in rows]
+    return ["| " + " | ".join(cells) + " |" for cells in [header, ["---"] * len(header), *body]]
+
+
+def totals(rows):
+    counts = {result: sum(row["result"] == result for row in rows) for result in RESULTS}
+    return f"全班 {len(rows)} 人：" + "，".join(f"{result} {counts[result]}" for result in RESULTS) + "。"
+
+
+def row_lines(row):
+    """What the console says under the table for one submission that did not pass."""
+    if row["result"] == "pass":
+        return []
+    reasons = [f"  - {cut(problem, None)}" for problem in row["problems"]]  # cut once already, when the row was made
+    return [f"{cut(row['student'], NAME_LIMIT)}：{row['result']}", *reasons]
+
+
+def row_text(row):
+    """One submission's row exactly as the teacher's console shows it: the table with its row, then its reasons."""
+    return "\n".join(table([row], console_cell) + row_lines(row))
+
+
+# --- the Markdown report -------------------------------------------------------------------------
+
+def class_report(class_shown, course_label, checked):
+    rows = [item.row for item in checked]
+    lines = [f"{REPORT_TITLE}{markdown(class_shown)}", "",
+             f"对照的是{course_label}（笔记、样例、受监视文件），不用学生提交里的副本。"
+             "每位学生一节，节里的路径都相对于这位学生的提交。", "",
+             totals(rows), "", *table(rows, markdown_cell), ""]
+    for item in checked:
+        lines += student_section(item, "##")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def heading(row):
+    number = f"（学号 {markdown(row['id'], NAME_LIMIT)}）" if row["id"] else ""
+    return f"{markdown(row['student'], NAME_LIMIT)}{number}：{row['result']}"
+
+
+def student_section(item, level, for_student=False):
+    """A submission's section: where it came from, its reasons, then each loop that did not simply pass."""
+    entry = item.entry_name if for_student else item.entry
+    lines = [f"{level} {heading(item.row)}", "", f"提交：{markdown_code(entry)}（{markdown(item.source)}）"
+             + (f"，工作区在其中的 {markdown_code(item.where)}" if item.where else "") + "。", ""]
+    lines += [f"- {markdown(reason.for_student if for_student else reason.text, None)}" for reason in item.reasons]
+    details = loop_details(item.loops)
+    if details:
+        lines += ["", "逐个循环（有问题的循环、它的问题和要查看的路径）：", "", *details]
+    if not item.reasons and not details:
+        lines.append("六个情景都有通过的循环，没有问题。")
+    return lines + [""]
+
+
+def loop_details(loops):
+    lines = []
+    for loop in loops:
+        if loop["result"] == "pass" and loop["case"] and not loop["notes"]:
+            continue
+        lines.append(f"- {markdown_code(loop['folder'])}（{markdown(loop['case'] or '不属于六个情景，不计入')}）："
+                     f"{loop['result']}；查看 " + "、".join(markdown_code(path) for path in loop["paths"]))
+        lines += [f"  - {markdown(problem)}" for problem in [*loop["problems"], *loop["notes"]]]
+    return lines
+
+
+# --- the CSV -------------------------------------------------------------------------------------
+
+def class_csv(rows):
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(CSV_HEADER)
+    for row in rows:
+        problems = "；".join(problem.rstrip("。") for problem in row["problems"]) + ("。" if row["problems"] else "")
+        writer.writerow([spreadsheet_cell(row["student"]), spreadsheet_cell(row["id"]), row["result"],
+                         *row["cases"].values(), row["loops"], spreadsheet_cell(problems, None)])
+    return out.getvalue()
+
+
+# --- feedback to hand back -----------------------------------------------------------------------
+
+def feedback(student, items):
+    """The Markdown file handed back to STUDENT: their own submissions only, reasons and the next step."""
+    lines = [f"{FEEDBACK_TITLE}{markdown(student, NAME_LIMIT)}", "",
+             "这是第 14 篇练习（外层循环）的自动核对结果，只含你自己的提交。", ""]
+    for item in items:
+        lines += student_section(item, "##", for_student=True)
+        lines += ["下一步：" + NEXT_STEP[item.row["result"]], ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def feedback_names(students):
+    """{student: file name} for the feedback folder: safe on every system, distinct even where case is ignored."""
+    names, used = {}, set()
+    for student in sorted(set(students)):
+        base = safe_file_name(student)
+        name, number = f"{base}.md", 1
+        while name.lower() in used:
+            number += 1
+            name = f"{base}-{number}.md"
+        used.add(name.lower())
+        names[student] = name
+    return names
+
+
+def safe_file_name(text):
+    name = "".join("_" if ch in '<>:"/\\|?*' or not ch.isprintable() else ch for ch in text)[:100]
+    name = name.rstrip(". ") or "_"
+    if name.startswith(".") or name.split(".")[0].upper() in WINDOWS_DEVICES:
+        name = "_" + name
+    return name
+
+
+
+# --- where outputs may go ------------------------------------------------------------------------
+
+def first_line(path):
+    """The first line of a plain file (at most 4 KiB read), or None for anything else."""
+    try:
+        if entry_kind(os.lstat(path)) != "普通文件":
+            return None
+        with open(path, "rb") as file:
+            return file.read(4096).decode("utf-8", errors="replace").split("\n", 1)[0].rstrip("\r")
+    except OSError:
+        return None
+
+
+def is_earlier_output(path, kind):
+    """PATH is a report, CSV or feedback file this check wrote before, known by its first line."""
+    line = first_line(path)
+    if line is None:
+        return False
+    if kind == "csv":
+        return any(line == "\ufeff" + ",".join(header) for header in EARLIER_CSV_HEADERS)
+    return line.startswith(REPORT_TITLE if kind == "report" else FEEDBACK_TITLE)
+
+
+def inside(path, folder):
+    return Path(os.path.realpath(path)).is_relative_to(Path(os.path.realpath(folder)))
+
+
+def target_problem(text, class_dir, kind):
+    """Why --report / --csv may not write TEXT (a Chinese sentence), or None."""
+    path = Path(text)
+    if inside(path, class_dir):
+        return (f"{text} 在提交目录 {class_dir} 里面：报告不能写进学生的提交（可能覆盖证据），"
+                "请把它写到提交目录之外，例如当前文件夹的 全班.md。")
+    if is_link(path):
+        return f"{text} 是一个链接：写进去会改动它指向的文件，请给出一个普通文件的路径。"
+    if os.path.isdir(path):  # os.path answers False where pathlib would raise (a name too long, ...)
+        return f"{text} 是一个文件夹：请给出报告文件的路径，例如 全班.md。"
+    if not os.path.isdir(path.parent):
+        return f"{text} 所在的文件夹不存在：请先建好它，或换一个路径。"
+    if os.path.lexists(path) and not is_earlier_output(path, kind):
+        return (f"{text} 已经存在，而且不是这个核对以前写出的{'CSV' if kind == 'csv' else '报告'}："
+                "为了不覆盖别的文件（例如课程文件或笔记），请换一个文件名，或先把它移走。")
+    return None
+
+
+def feedback_problem(text, class_dir, file_names):
+    """Why --feedback may not write its files into the folder TEXT, or None."""
+    folder = Path(text)
+    if inside(folder, class_dir):
+        return f"{text} 在提交目录 {class_dir} 里面：反馈不能写进学生的提交，请换一个提交目录之外的文件夹。"
+    if is_link(folder):
+        return f"{text} 是一个链接：请给出一个普通的文件夹。"
+    if os.path.lexists(folder) and not os.path.isdir(folder):
+        return f"{text} 已经存在，但不是文件夹：请给出一个文件夹（没有时会新建）。"
+    if not os.path.isdir(folder.parent):
+        return f"{text} 所在的文件夹不存在：请先建好它，或换一个路径。"
+    for name in file_names:
+        path = folder / name
+        if os.path.lexists(path) and (is_link(path) or not is_earlier_output(path, "feedback")):
+            return (f"{display_path(path)} 已经存在，而且不是这个核对以前写出的反馈：为了不覆盖别的文件，"
+                    "请换一个空文件夹，或先把它移走。")
+    return None
+
+
+def write_text_atomic(path, text, encoding):
+    """A derived file replaces the previous one whole: a reader never sees half of it. No fsync: unlike a record,
+    a lost report is made again by running the check again, and a class's 2,000 feedback files must not wait
+    on the disk 2,000 times."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_bytes(text.encode(encoding))
+        os.replace(tmp, path)
+    except OSError:
+        if os.path.lexists(tmp):  # nothing half-written stays behind
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,203 @@
+"""The student's hand-in: `python3 verify_loop.py --pack OUT.zip`.
+
+Part of verify_loop (the command line). The workspace packed is the folder holding this file, the one
+loop_lab.py writes its records to; OUT is read from the current folder. First every loop is checked
+the way the teacher's class check will check the ZIP (class_check.workspace_row: the same row, the same
+words), then OUT is written with loop-runs/ and runs/ only, and the row is printed. Exit 0 when the row
+is `pass`, 1 otherwise (the ZIP is written either way: the student decides), 2 for a command that
+cannot be carried out (no loop-runs/, a name that is no .zip, OUT inside the evidence or in a folder
+that does not exist, an OUT that exists already: it is never replaced).
+
+What goes in: every regular file under loop-runs/ and runs/, its bytes as they are (no line-ending
+conversion), entry names with `/`, sorted, every entry dated 1980-01-01 00:00 (the ZIP format's
+first day), so the same evidence always gives the same bytes. Links, pipes, devices and the
+dot-named claim folders at the top of loop-runs/ and runs/ (a name being claimed, which the teacher's
+check skips too) stay out and are named on stderr. One more file at the top, hand-in.json, says what
+was packed and the row printed; the teacher's check reads only the evidence, never this file.
+
+Imports nothing of what it packs (loop_lab.py, harness.py, export_review.py). What it shares: cli.py's
+plumbing (reading a file that must be a regular one, output, paths shown from the current folder), the class
+check's row of one workspace (class_check.workspace_row) with its console text and JSON line (class_report), and
+loop_records.visible for a file name shown on stderr.
+"""
+import json
+import os
+import stat
+import zipfile
+from pathlib import Path
+
+from class_check import row_text, student_and_id, workspace_row
+from class_report import json_line
+from cli import (EXIT_OK, EXIT_STOP, EXIT_USAGE, EvidenceError, command, display_path, entry_kind, gloss, read_evidence,
+                 say)
+from loop_records import visible
+
+ROOT = Path(__file__).resolve().parent
+EVIDENCE = ("loop-runs", "runs")
+MANIFEST = "hand-in.json"
+FILE_CAP = 16 * 1024 * 1024  # far above the checks' own caps (1 MiB): a larger file is packed by no honest run
+ENTRY_TIME = (1980, 1, 1, 0, 0, 0)  # not the files' times: a copied workspace still packs to the same bytes
+
+
+# --- what may be asked ---------------------------------------------------------------------------
+
+def pack_problem(out, root):
+    """Why OUT cannot be written for the workspace ROOT (Chinese, for a usage error), or None."""
+    if not os.path.isdir(root / "loop-runs"):
+        where = "工作区（当前文件夹）" if display_path(root) == "." else f"工作区 {display_path(root)} "
+        return (f"{where}里没有 loop-runs/ 文件夹：还没有可交的循环。先运行循环（例如 "
+                f"{command(root / 'loop_lab.py', '--run', 'repair-01', '--scenario', 'repair')}），再打包。")
+    if not out.name.lower().endswith(".zip") or len(out.name) <= len(".zip"):
+        return f"{out} 不是 .zip 文件名：请给出例如 张三.zip 这样的名称。"
+    parent = Path(os.path.abspath(out)).parent
+    if not os.path.isdir(parent):
+        return f"{out} 所在的文件夹不存在：请先建好它，或换一个路径。"
+    inside = [folder for folder in EVIDENCE if parent.resolve().is_relative_to((root / folder).resolve())]
+    if inside:
+        return (f"{out} 在 {inside[0]}/ 里面：ZIP 不能放进它要打包的证据里。请写到别处，例如 "
+                f"{command(root / 'verify_loop.py', '--pack', root / '张三.zip')}。")
+    return None
+
+
+def free_name(out):
+    """The first of NAME-2.zip, NAME-3.zip ... beside OUT that does not exist yet."""
+    stem, number = out.name[:-len(".zip")], 2
+    while os.path.lexists(out.with_name(f"{stem}-{number}.zip")):
+        number += 1
+    return out.with_name(f"{stem}-{number}.zip")
+
+
+# --- what goes in --------------------------------------------------------------------------------
+
+def evidence_files(root):
+    """(packed [(entry name, path)], left out [(entry name, why)]) under loop-runs/ and runs/, both sorted."""
+    packed, left_out = [], []
+    pending = [(top, root / top) for top in EVIDENCE if os.path.lexists(root / top)]
+    while pending:
+        name, path = pending.pop()
+        try:
+            kind = entry_kind(os.lstat(path))
+            children = sorted(os.listdir(path)) if kind == "文件夹" else []
+        except OSError as exc:
+            left_out.append((name, f"无法读取（{gloss(type(exc).__name__)}）"))
+            continue
+        if kind == "普通文件":
+            packed.append((name, path))
+        elif kind != "文件夹":
+            left_out.append((name, f"是{kind}，不是普通文件"))
+        for child in children:
+            if name in EVIDENCE and child.startswith("."):
+                left_out.append((f"{name}/{child}", "以点开头的是认领名称时的临时目录，不是记录"))
+            else:
+                pending.append((f"{name}/{child}", path / child))
+    return sorted(packed), sorted(left_out)
+
+
+def manifest(written, row):
+    """hand-in.json: the tool, the loops and the number of files packed, and the row printed. No packing
+    time: the same evidence must give the same bytes (the records carry their own times)."""
+    loops = sorted({name.split("/")[1] for name, _ in written
+                    if name.startswith("loop-runs/") and name.count("/") >= 2})
+    record = {"tool": "verify_loop.py --pack", "loops": loops, "files": len(written), "row": row}
+    return (json.dumps(record, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+# --- writing -------------------------------------------------------------------------------------
+
+def zip_entry(name):
+    """A ZIP entry header that depends on the name only (date, system, permissions fixed)."""
+    info = zipfile.ZipInfo(name, ENTRY_TIME)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.create_system = 3  # Unix permissions below, whatever system packed it
+    info.external_attr = (stat.S_IFREG | 0o644) << 16
+    return info
+
+
+def write_zip(tmp, packed, row):
+    """Writes the ZIP to TMP (a new file) and flushes it to disk: (entries written, (entry, why) not read)."""
+    written, unread = [], []
+    with open(tmp, "xb") as raw:
+        with zipfile.ZipFile(raw, "w") as archive:
+            for name, path in packed:
+                try:
+                    archive.writestr(zip_entry(name), read_evidence(path, FILE_CAP))
+                    written.append((name, path))
+                except EvidenceError as exc:  # swapped for a link or grown past the cap since it was listed
+                    unread.append((name, str(exc)))
+                except OSError as exc:
+                    unread.append((name, f"无法读取（{gloss(type(exc).__name__)}）"))
+            archive.writestr(zip_entry(MANIFEST), manifest(written, row))
+        raw.flush()
+        os.fsync(raw.fileno())
+    return written, unread
+
+
+def publish(tmp, out):
+    """Gives TMP the name OUT; FileExistsError if OUT appeared meanwhile: an OUT is never replaced."""
+    try:
+        os.link(tmp, out)  # fails, atomically, when OUT exists
+    except FileExistsError:
+        raise
+    except OSError:  # no hard links on this file system (FAT, some shares): the last check, then the rename
+        if os.path.lexists(out):
+            raise FileExistsError(out) from None
+        os.replace(tmp, out)
+        return
+    os.unlink(tmp)
+
+
+def write_hand_in(out, packed, row):
+    """OUT written whole or not at all: (entries written, (entry, why) not read)."""
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:
+        written, unread = write_zip(tmp, packed, row)
+        publish(tmp, out)
+        return written, unread
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
+# --- the command ---------------------------------------------------------------------------------
+
+def pack(parser, out_text, root=None):
+    """`--pack OUT.zip`: check the workspace ROOT (this file's folder) as the teacher will, write OUT, print the row."""
+    out, root = Path(out_text), Path(root or ROOT)
+    problem = pack_problem(out, root)
+    if problem:
+        parser.error(problem)
+    if os.path.lexists(out):
+        return refuse_existing(out, root)
+    student, student_id = student_and_id(out.name)
+    row = workspace_row(root, student, student_id=student_id)
+    packed, left_out = evidence_files(root)
+    try:
+        written, unread = write_hand_in(out, packed, row)
+    except FileExistsError:
+        return refuse_existing(out, root)
+    except OSError as exc:
+        say(f"无法写出 {display_path(out)}（{gloss(type(exc).__name__)}）：什么都没有写下。请换一个可以写入的路径再运行一次。")
+        return EXIT_USAGE
+    print(json_line(row), flush=True)  # the very line the class check prints for this student
+    say_hand_in(out, row, len(written), sorted(left_out + unread))
+    return EXIT_OK if row["result"] == "pass" else EXIT_STOP
+
+
+def refuse_existing(out, root):
+    say(f"{display_path(out)} 已存在：不会覆盖它。请换一个新名称，例如 "
+        f"{command(root / 'verify_loop.py', '--pack', free_name(out))}")
+    return EXIT_USAGE
+
+
+def say_hand_in(out, row, files, left_out):
+    for name, why in left_out:
+        say(f"没有打包 {visible(name)}：{why}；老师收不到它。")
+    say(row_text(row))
+    say(f"已写出 {display_path(out)}：{row['loops']} 个循环，{files} 个证据文件"
+        f"（loop-runs/ 和 runs/ 里的普通文件，外加清单 {MANIFEST}）。")
+    if row["result"] == "pass":
+        say(f"结果 pass：老师核对这个 ZIP 会看到同样的一行（老师对照的是自己的课程文件，所以不要改动它们）。"
+            f"把 {display_path(out)} 交上去即可，见 README「交作业」。")
+    else:
+        say(f"结果是 {row['result']}，不是 pass：ZIP 照样写出了，交不交由你决定，老师会看到上面同样的问题。"
+            "补救的办法是用新名称运行有问题或缺少的情景，再打包成一个新的文件名。")

@@ -1,0 +1,242 @@
+"""The verifier's own account of one loop, round by round: `verify_loop.py loop-runs/NAME --explain`.
+
+Renders what loop_check.LoopCheck derived and reads no file itself. For each round: the budget check
+(attempt n of m, seconds used of the budget), the proposal, the scope check, the child run, the
+independent verdict and the decision with its reason, with the round's monotonic readings; then the
+stop. Wherever the loop's record claims something else, a line starting with "≠" puts its claim beside
+the verifier's. Plain Chinese for stderr; every line is cut to under 100 characters and escaped (a
+student chose the folder names and could have edited any recorded text).
+Part of verify_loop: it imports nothing of loop_lab.py, harness.py or export_review.py; it uses
+loop_records' copy of the rules and loop_check's re-derivation of the stop.
+"""
+from unicodedata import east_asian_width
+
+from cli import display_path
+from loop_check import boundary_stop, said
+from loop_records import (CONTINUE, DECISION_STOPS, ROUNDING, SCRIPT, decision_pair, expected_outcome, is_number,
+                          visible)
+
+WIDTH = 99  # columns per line at most (under 100 characters too): a terminal 100 wide shows each on one line
+# The verifier's own reason for each decision the evidence of an attempt can call for.
+DECISION_WHY = {
+    CONTINUE: "继续：已确认的教学失败，第一次出现，带着反馈进入下一轮",
+    "mechanical_pass": "停止 needs_review/mechanical_pass：机械检查通过，内容待人工审核",
+    "repeated_failure": "停止 stalled/repeated_failure：同一候选（样例名与哈希）、同一错误在第 {earlier} 次出现过，没有进展",
+    "unexpected_error": "停止 needs_human/unexpected_error：子运行没有正常结束或证据对不上，交给人",
+    "attempt_timeout": "停止 needs_human/attempt_timeout：超过单次时限被终止，子运行的结果不知道，交给人",
+}
+# Stops no table can judge: what happened is for a person to find out.
+UNJUDGED = {"running": "记录仍是 running：循环可能被强制结束，或最后的记录没能写下",
+            "interrupted": "循环被中断", "unexpected_error": "循环因意外情况停止",
+            "attempt_timeout": "{child} 超过单次时限被终止，结果不知道"}
+
+
+def account(check):
+    """The account of CHECK (a LoopCheck after its checks ran), as text for stderr."""
+    lines = [f"核对过程：{display_path(check.loop_dir)}（验证器按证据自己推导；“≠”后是循环记录里不同的说法）"]
+    try:
+        lines += rounds(check) if check.judged else ["  记录读不出、形状不对或核对没能做完，无法逐轮说明；问题见下。"]
+    except Exception as exc:  # a record shaped in a way nobody foresaw: the verdict below still says what is wrong
+        lines.append(f"  记录里有无法逐轮说明的内容（{type(exc).__name__}）；问题见下。")
+    return "\n".join(part for line in lines for part in cut(visible(line)))
+
+
+def rounds(check):
+    return [*header(check.record), *(line for round_ in check.rounds for line in round_lines(check, round_)),
+            *ending(check)]
+
+
+def header(record):
+    budget = record["budget"]
+    limit = budget.get("attempt_timeout")
+    timeout = f"单次时限 {limit} 秒（到时终止）" if limit is not None else "没有单次时限"
+    return [f"情景 {record['scenario']}；预算：最多 {budget['max_attempts']} 次尝试，{budget['max_seconds']} 秒"
+            f"（每轮开始前检查）；{timeout}"]
+
+
+def readings(entry):
+    """The round's monotonic readings, seconds since the loop's first record."""
+    start, end = entry.get("started_offset"), entry.get("finished_offset")
+    if not is_number(start):
+        return "：没有单调时钟读数"
+    return f"：单调时钟读数 {start:.3f}–{end:.3f} 秒" if is_number(end) else f"：单调时钟读数 {start:.3f} 秒起，没有结束读数"
+
+
+def round_lines(check, round_):
+    record, entry, number = check.record, round_.entry, round_.number
+    budget, start = record["budget"], entry.get("started_offset")
+    used = f"已用 {start:.3f} 秒" if is_number(start) else "没有读数"
+    late = number > budget["max_attempts"] or (is_number(start) and start - budget["max_seconds"] > ROUNDING)
+    return [f"第 {number} 轮{readings(entry)}",
+            f"  预算检查：第 {number} 次尝试，上限 {budget['max_attempts']} 次；{used}，"
+            f"预算 {budget['max_seconds']} 秒：" + ("预算已用完，不该开始" if late else "可以开始"),
+            *(["  ≠ 循环却开始了这次尝试"] if late else []),
+            *proposal_lines(record, number, entry["candidate"]),
+            "  范围检查：export 三个已知样例之一，在允许范围内，执行",
+            *child_lines(check, round_),
+            *decision_lines(check, round_)]
+
+
+def proposal_lines(record, number, candidate):
+    sample, script = candidate["sample"], SCRIPT[record["scenario"]]
+    scripted = number <= len(script) and script[number - 1] == sample
+    lines = [f"  提出候选：export {sample}（sha256 {str(candidate['sha256'])[:12]}…）"
+             + (f"：情景脚本的第 {number} 个候选" if scripted else "")]
+    if not scripted:
+        lines.append(f"  ≠ 情景 {record['scenario']} 的脚本第 {number} 步不会提出它（脚本：{'、'.join(script) or '不导出'}）")
+    if candidate["sha256"] != record["context"]["entries"][f"samples/{sample}.json"]:
+        lines.append(f"  ≠ 哈希与循环开始时 samples/{sample}.json 的指纹不同")
+    return lines
+
+
+def child_lines(check, round_):
+    entry, child, verdict = round_.entry, round_.child, round_.verdict
+    where = check.show(entry["child_run"])
+    done = entry["state"] == "done"
+    if child is None:
+        return [f"  子运行：{where} 不存在" + ("" if done else "（尝试没有做完，可能还没创建）"),
+                *(outcome("  ≠ loop.json 却记为做完了，子运行", entry["status"], entry["feedback"]) if done else []),
+                *timeout_lines(entry, None), *verdict_lines(entry, verdict)]
+    lines = outcome(f"  子运行：{where}，run.json ", child["status"], child["feedback"])
+    if child["sample"] != entry["candidate"]["sample"]:
+        lines.append(f"  ≠ 子运行导出的是 {child['sample']}，不是记录的候选")
+    if done and (entry["status"], entry["feedback"]) != (child["status"], child["feedback"]):
+        lines += outcome("  ≠ loop.json 的摘要却说子运行", entry["status"], entry["feedback"])
+    return lines + timeout_lines(entry, child) + verdict_lines(entry, verdict)
+
+
+def timeout_lines(entry, child):
+    """What the executor did to a timed-out attempt; a child that finished its record was not cut off."""
+    timeout = entry.get("timeout")
+    if not timeout:
+        return []
+    lines = [f"  执行器：到单次时限 {timeout['seconds']} 秒时终止（等了 {timeout['waited_seconds']:.3f} 秒）；"
+             f"记下的遗留：{left(timeout['inventory'])}"]
+    if child and child["status"] in ("needs_review", "failed", "needs_human"):
+        lines.append("  ≠ 记为超时，而子运行的 run.json 已经结束：做完了的尝试不算超时")
+    if timeout["waited_seconds"] < timeout["seconds"] - ROUNDING:
+        lines.append("  ≠ 等待没有到时限：没到时限的尝试不会被终止")
+    return lines
+
+
+def left(inventory):
+    """What the loop found the ended child had left (timeout.inventory), as recorded."""
+    if inventory.get("exists") is False:
+        return "子运行目录不存在（终止时还没建立）"
+    files, status = inventory.get("files"), inventory.get("run_status")
+    count = f"{len(files)} 个文件" if type(files) is list else "文件数没有记录"
+    return f"子运行目录里 {count}，" + (f"run.json 为 {status}" if status else "没有可读的 run.json")
+
+
+def verdict_lines(entry, verdict):
+    """The lesson-13 verifier's verdict on the child, as loop_check obtained it."""
+    if verdict is None:
+        return [f"  独立核对：没有核对：这次尝试没有做完（state {entry['state']}）"]
+    if verdict["result"] == "pass":
+        return ["  独立核对：verify_harness 为 pass，记录与证据一致"]
+    return [f"  独立核对：verify_harness 为 {verdict['result']}：" + "；".join(verdict["problems"])]
+
+
+def outcome(head, status, feedback):
+    """HEAD with a child's status, its feedback on a line of its own."""
+    if status is None:
+        return [f"{head}没有结束（status 为 null）"]
+    if not feedback:
+        return [f"{head}为 {status}" + ("：导出并通过机械检查" if status == "needs_review" else "")]
+    return [f"{head}为 {status}", f"    反馈：{feedback['error_type']}：{feedback['message']}"]
+
+
+def decision_lines(check, round_):
+    """The decision the evidence calls for; the recorded one beside it when it differs."""
+    derived, recorded = round_.derived, decision_pair(round_.entry["decision"])
+    if derived is None:
+        lines = ["  决定：这次尝试没有做完，没有可判断的决定"]
+    else:
+        earlier = next((r.number for r in check.rounds[:round_.number - 1]
+                        if r.child and round_.child and r.child["key"] == round_.child["key"]), "?")
+        lines = ["  决定：" + DECISION_WHY[derived if derived == CONTINUE else derived[1]].format(earlier=earlier)]
+    if recorded == derived:
+        return lines
+    allowed = check.allowed_decisions(round_, round_.number == len(check.rounds)) or set()
+    if recorded in allowed:  # the loop stopped for a reason outside the child, or before it decided
+        why = (f"停止 {recorded[1]}（{check.record['error_type']}）：依据不在子运行里" if recorded
+               else "没有（null）：记录停在决定之前")
+        return lines + [f"  循环记录的决定：{why}，成立"]
+    return lines + [f"  ≠ 循环记录的决定：{said(recorded)}"]
+
+
+def ending(check):
+    """The round that stopped the loop without an attempt (budget, scope), then the stop itself."""
+    record, count = check.record, len(check.rounds)
+    status, reason = record["status"], record["reason"]
+    last = check.rounds[-1].derived if check.rounds else None
+    went_on = last == CONTINUE and decision_pair(check.rounds[-1].entry["decision"]) == CONTINUE
+    lines = boundary_round(record, count) if not check.rounds or went_on else []
+    if status in UNJUDGED or reason in UNJUDGED:
+        child = check.show(record["attempts"][-1]["child_run"]) if count else ""
+        why = (UNJUDGED.get(status) or UNJUDGED[reason]).format(child=child)
+        return lines + [f"停止：{status}/{reason}（{why}）：不按情景预期判断，交给人"]
+    supported = DECISION_STOPS[last[1]] if last not in (None, CONTINUE) else boundary_stop(record, count)
+    if supported is None:
+        return lines + [f"停止：证据不支持停下，循环本应继续", f"≠ 循环记录的停止：{status}/{reason}，共 {count} 次尝试"]
+    if supported != (status, reason):
+        return lines + [f"停止：证据支持 {'/'.join(supported)}", f"≠ 循环记录的停止：{status}/{reason}"]
+    return lines + [f"停止：{status}/{reason}，共 {count} 次尝试，与循环的记录相同", *expectation(record, count)]
+
+
+def boundary_round(record, count):
+    """The next round's checks, when they (not an attempt's evidence) stopped the loop."""
+    budget, number, reason = record["budget"], count + 1, record["reason"]
+    if reason == "attempt_budget":
+        return [f"第 {number} 轮", f"  预算检查：第 {number} 次尝试超过上限 {budget['max_attempts']} 次：不再提出候选"]
+    if reason == "time_budget":
+        return [f"第 {number} 轮：单调时钟读数 {record['elapsed_seconds']:.3f} 秒",
+                f"  预算检查：第 {number} 次尝试，上限 {budget['max_attempts']} 次；已用 {record['elapsed_seconds']:.3f} 秒"
+                f" ≥ 预算 {budget['max_seconds']} 秒：不再提出候选"]
+    if reason == "permission_boundary":
+        blocked = record["blocked_proposal"]
+        return [f"第 {number} 轮", f"  预算检查：第 {number} 次尝试，上限 {budget['max_attempts']} 次，"
+                f"预算 {budget['max_seconds']} 秒：可以开始",
+                f"  提出候选：{blocked['action']} {blocked['target']}",
+                "  范围检查：只允许 export 三个已知样例之一：拦下，没有执行，也不算一次尝试"]
+    if reason == "unexpected_error":
+        return [f"第 {number} 轮", f"  循环记下 error_type {record['error_type']} 后停止，这一轮没有记录尝试"]
+    return []
+
+
+def expectation(record, count):
+    """What the scenario's table says under these budgets, or why a time budget is judged on readings."""
+    if record["reason"] == "time_budget" and record["budget"]["max_seconds"] > 0:
+        return ["情景预期：时间预算在中途用完，次数取决于每轮开始时的读数；按记录的单调时钟读数判断（见上）"]
+    expected = expected_outcome(record["scenario"], record["budget"])
+    lines = [f"情景预期：{record['scenario']} 在这些预算下是 {expected[0]}/{expected[1]}、{expected[2]} 次尝试"]
+    if expected != (record["status"], record["reason"], count):
+        lines.append(f"≠ 记录的是 {record['status']}/{record['reason']}、{count} 次尝试")
+    return lines
+
+
+def cut(line):
+    """LINE in pieces at most WIDTH columns wide (a Chinese character takes two), broken after a punctuation
+    mark where one is near; a continuation is indented under its line."""
+    indent = " " * (len(line) - len(line.lstrip(" ")) + 4)
+    pieces, rest = [], line
+    while columns(rest) > WIDTH:
+        room = fitting(rest)
+        at = max(rest.rfind(mark, room // 2, room) for mark in "，；：、 ") + 1 or room
+        pieces.append(rest[:at].rstrip())
+        rest = indent + rest[at:].lstrip()
+    return pieces + [rest]
+
+
+def columns(text):
+    return sum(2 if east_asian_width(char) in "WF" else 1 for char in text)
+
+
+def fitting(text):
+    """How many of TEXT's first characters fit in WIDTH columns."""
+    used = 0
+    for count, char in enumerate(text):
+        used += columns(char)
+        if used > WIDTH:
+            return count
+    return len(text)

@@ -1,0 +1,227 @@
+"""Tests of class_intake.py: what each entry of a class folder is taken for, and where its workspace is.
+
+No loop is run here: a workspace is a few small files in a temporary folder (the intake only looks at where
+loop-runs/ and runs/ are). ZIPs are written by the helpers below the way the platforms and the operating
+systems write them (PowerShell's `\\`, Chinese Windows' GBK names without the UTF-8 flag, macOS's __MACOSX/),
+and the way an attacker would (a member outside the archive, an absolute one, a link, a bomb, a password,
+a cut-off file). The class check itself is tested in tests/test_class_check.py, which uses these helpers.
+"""
+import os
+import shutil
+import stat
+import tempfile
+import unittest
+import zipfile
+from pathlib import Path
+from unittest import mock
+
+import class_intake
+from class_intake import student_and_id, taken_in
+from tests import support
+
+
+class RawInfo(zipfile.ZipInfo):
+    """A member whose stored name bytes and flags are given exactly (zipfile would write UTF-8 and flag it)."""
+
+    def __init__(self, raw_name, flags=0, mode=0o644):
+        super().__init__(raw_name.decode("cp437"))
+        self.raw_name, self.extra_flags = raw_name, flags
+        self.external_attr = mode << 16
+        self.create_system = 3
+
+    def _encodeFilenameFlags(self):
+        return self.raw_name, self.flag_bits | self.extra_flags
+
+
+def zip_folder(folder, target, top="", separator="/", encoding=None, extra=()):
+    """FOLDER's files as a ZIP at TARGET, under TOP/ when given. SEPARATOR `\\` writes names as PowerShell does;
+    ENCODING (e.g. gbk) stores names in it without the UTF-8 flag; EXTRA adds (ZipInfo or name, bytes)."""
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(Path(folder).rglob("*")):
+            if path.is_file():
+                name = "/".join(filter(None, [top, path.relative_to(folder).as_posix()])).replace("/", separator)
+                info = RawInfo(name.encode(encoding)) if encoding else zipfile.ZipInfo(name)
+                info.compress_type = zipfile.ZIP_DEFLATED
+                archive.writestr(info, path.read_bytes())
+        for member, data in extra:
+            archive.writestr(member, data)
+    return Path(target)
+
+
+def fake_workspace(folder, loops=("repair-01",)):
+    """The shape of a workspace with LOOPS: loop-runs/NAME/loop.json and runs/NAME-01/run.json."""
+    for name in loops:
+        (folder / "loop-runs" / name).mkdir(parents=True)
+        (folder / "loop-runs" / name / "loop.json").write_text("{}\n", encoding="utf-8")
+        (folder / "runs" / f"{name}-01").mkdir(parents=True)
+        (folder / "runs" / f"{name}-01" / "run.json").write_text("{}\n", encoding="utf-8")
+    return folder
+
+
+class IntakeTest(unittest.TestCase):
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory(prefix="intake-", dir=support._FAST_TEMP)
+        self.addCleanup(tmp.cleanup)
+        self.base = Path(tmp.name)
+        self.class_dir, self.scratch = self.base / "交作业", self.base / "scratch"
+        self.class_dir.mkdir()
+        self.scratch.mkdir()
+        self.workspace = fake_workspace(self.base / "ws")
+
+    def take(self, name):
+        """(packaging, workspace relative to the submission's root as text) of the entry NAME."""
+        with taken_in(self.class_dir / name, self.scratch) as submission:
+            where = None
+            if submission.workspace is not None:
+                where = submission.workspace.relative_to(submission.root).as_posix()
+                self.assertTrue((submission.workspace / "loop-runs" / "repair-01" / "loop.json").is_file())
+            return submission.packaging, where
+
+    def assertPackaging(self, name, *words):
+        packaging, where = self.take(name)
+        self.assertIsNone(where)
+        self.assertTrue(packaging.startswith("提交的格式无法核对："), packaging)
+        self.assertIn("请学生重新提交", packaging)
+        for word in words:
+            self.assertIn(word, packaging)
+        return packaging
+
+    def zip(self, name, **options):
+        return zip_folder(self.workspace, self.class_dir / name, **options)
+
+    # --- names and entries
+
+    def test_student_and_id_come_from_the_entry_name(self):
+        for name, expected in (("张三_100006_assignsubmission_file_", ("张三", "100006")),
+                               ("Mary_Ann_42_assignsubmission_file_", ("Mary_Ann", "42")),
+                               ("张三_100006_assignsubmission_file_张三.zip", ("张三", "100006")),
+                               ("李四.zip", ("李四", "")), ("李四.ZIP", ("李四", "")), ("王五", ("王五", "")),
+                               ("readme.zip.txt", ("readme.zip.txt", ""))):
+            with self.subTest(name=name):
+                self.assertEqual(student_and_id(name), expected)
+
+    def test_entries_in_code_point_order_without_os_junk_or_hidden_ones(self):
+        for name in ("b", "a", "张三", "Z", "__MACOSX", ".DS_Store", "Thumbs.db", "desktop.ini", ".git", "._a"):
+            (self.class_dir / name).mkdir()
+        self.assertEqual([p.name for p in class_intake.class_entries(self.class_dir)], ["Z", "a", "b", "张三"])
+
+    # --- folders
+
+    def test_a_workspace_up_to_four_folders_down_is_found(self):
+        for depth in range(5):
+            folder = self.class_dir / f"d{depth}"
+            shutil.copytree(self.workspace, folder.joinpath(*[f"level{i}" for i in range(depth)]))
+            with self.subTest(depth=depth):
+                self.assertEqual(self.take(f"d{depth}"), (None, "/".join(f"level{i}" for i in range(depth)) or "."))
+        shutil.copytree(self.workspace, self.class_dir.joinpath("d5", *[f"level{i}" for i in range(5)]))
+        self.assertPackaging("d5", "4 层以内没有找到 loop-runs/", "level0")
+
+    def test_two_workspaces_or_only_loop_runs_are_packaging(self):
+        shutil.copytree(self.workspace, self.class_dir / "two" / "a")
+        shutil.copytree(self.workspace, self.class_dir / "two" / "b" / "c")
+        self.assertPackaging("two", "找到了 2 个 loop-runs/ 文件夹（a/loop-runs、b/c/loop-runs）")
+        shutil.copytree(self.workspace / "loop-runs", self.class_dir / "only" / "lesson" / "loop-runs")
+        self.assertPackaging("only", "lesson/ 里只有 loop-runs/，没有 runs/")
+
+    def test_a_clone_without_evidence_says_gitignore(self):
+        clone = self.class_dir / "wang-clone"
+        (clone / ".git").mkdir(parents=True)
+        (clone / ".gitignore").write_text("runs/\nloop-runs/\n", encoding="utf-8")
+        (clone / "README.md").write_text("# x\n", encoding="utf-8")
+        self.assertPackaging("wang-clone", ".gitignore", "git add -f runs loop-runs")
+
+    def test_an_unreadable_folder_is_packaging_naming_the_permission(self):
+        student = fake_workspace(self.class_dir / "周九")
+        real_scandir = os.scandir
+
+        def refuse(path):  # the suite may run as root, who reads every folder whatever its mode
+            if Path(path) in (student, student / "loop-runs"):
+                raise PermissionError(13, "Permission denied", str(path))
+            return real_scandir(path)
+        with mock.patch("class_intake.os.scandir", side_effect=refuse):
+            self.assertPackaging("周九", "文件夹 周九 无法读取（没有读取权限）")
+        with mock.patch("class_intake.os.scandir", side_effect=lambda path: refuse(path) if Path(path).name ==
+                        "loop-runs" else real_scandir(path)):
+            self.assertPackaging("周九", "loop-runs/ 无法读取（没有读取权限）")
+
+    def test_other_entries_are_packaging_or_refused(self):
+        (self.class_dir / "名单.txt").write_text("x", encoding="utf-8")
+        self.assertPackaging("名单.txt", "名单.txt 是普通文件，不是文件夹，也不是 .zip 压缩包")
+        try:
+            os.symlink(self.workspace, self.class_dir / "linked", target_is_directory=True)
+        except (OSError, NotImplementedError):
+            return
+        with taken_in(self.class_dir / "linked", self.scratch) as submission:
+            self.assertIn("是符号链接", submission.refused)
+            self.assertIsNone(submission.workspace)
+
+    # --- ZIPs
+
+    def test_honest_zips_packed_every_way_are_found(self):
+        moodle = self.class_dir / "张三_1_assignsubmission_file_"
+        moodle.mkdir()
+        zip_folder(self.workspace, moodle / "张三.zip")
+        macos_junk = [("__MACOSX/lesson/._loop-runs", b"\0"), ("lesson/.DS_Store", b"\0"),
+                      ("__MACOSX/lesson/loop-runs/repair-01/._loop.json", b"\0")]
+        for name, options, where in (("plain.zip", {}, "."), ("top.zip", {"top": "lesson-14"}, "lesson-14"),
+                                     ("powershell.zip", {"separator": "\\", "top": "作业"}, "作业"),
+                                     ("gbk.zip", {"encoding": "gbk", "top": "钱七的作业"}, "钱七的作业"),
+                                     ("mac.zip", {"top": "lesson", "extra": macos_junk}, "lesson")):
+            self.zip(name, **options)
+            with self.subTest(name=name):
+                self.assertEqual(self.take(name), (None, where))
+        self.assertEqual(self.take(moodle.name), (None, "."))
+        self.assertEqual(sorted(p.name for p in self.scratch.iterdir()), [])  # every private copy removed
+        self.assertEqual(sorted(p.name for p in moodle.iterdir()), ["张三.zip"])  # nothing unpacked beside it
+
+    def test_a_member_outside_absolute_or_linked_refuses_the_whole_zip(self):
+        link = RawInfo(b"loop-runs/repair-01/evil", mode=stat.S_IFLNK | 0o777)
+        for name, member, said in (("up.zip", "../../outside.txt", "../../outside.txt 指向压缩包外面"),
+                                   ("inner-up.zip", "loop-runs/../../x", "指向压缩包外面"),
+                                   ("backslash-up.zip", RawInfo(b"loop-runs\\..\\..\\x"), "loop-runs/../../x"),
+                                   ("absolute.zip", "/etc/cron.d/x", "/etc/cron.d/x 是绝对路径或带盘符"),
+                                   ("drive.zip", RawInfo(b"C:\\Windows\\x"), "C:/Windows/x 是绝对路径或带盘符"),
+                                   ("link.zip", link, "loop-runs/repair-01/evil 是符号链接")):
+            self.zip(name, extra=[(member, b"/etc/passwd")])
+            with self.subTest(name=name):
+                self.assertPackaging(name, said, "整个压缩包都不能用，没有取出任何内容")
+        self.assertFalse((self.base / "outside.txt").exists())
+        self.assertEqual(list(self.scratch.iterdir()), [])
+
+    def test_bombs_passwords_and_broken_zips_are_packaging_not_crashes(self):
+        self.zip("bomb.zip", extra=[("loop-runs/repair-01/big.bin", bytes(3 * 2 ** 20))])
+        self.assertPackaging("bomb.zip", "loop-runs/repair-01/big.bin", "超过了核对的上限（100 倍）")
+        self.zip("secret.zip", extra=[(RawInfo(b"loop-runs/x.txt", flags=0x1), b"x")])
+        self.assertPackaging("secret.zip", "加了密码（加密），无法读取")
+        data = self.zip("whole.zip").read_bytes()
+        (self.class_dir / "cut.zip").write_bytes(data[:len(data) // 2])
+        self.assertPackaging("cut.zip", "cut.zip 已损坏或不完整，打不开")
+        (self.class_dir / "text.zip").write_text("not a zip", encoding="utf-8")
+        self.assertPackaging("text.zip", "已损坏或不完整")
+        self.zip("twice.zip", extra=[("loop-runs/repair-01/LOOP.json", b"{}")])
+        self.assertPackaging("twice.zip", "两个成员都叫 loop-runs/repair-01/LOOP.json")
+        with mock.patch.object(class_intake, "MAX_MEMBERS", 1):
+            self.assertPackaging("whole.zip", "有 2 个成员，超过了核对的上限 1")
+        with mock.patch.object(class_intake, "MAX_UNPACKED", 5):
+            self.assertPackaging("whole.zip", "解开后超过")
+
+    def test_a_crc_error_in_a_member_is_packaging(self):
+        path = self.class_dir / "crc.zip"
+        with zipfile.ZipFile(path, "w") as archive:  # stored: the member's bytes can be changed in place
+            archive.writestr("loop-runs/repair-01/loop.json", b"{}\n")
+            archive.writestr("runs/repair-01-01/run.json", b"{}\n")
+        data = path.read_bytes()
+        path.write_bytes(data.replace(b"{}\n", b"[]\n", 1))
+        self.assertPackaging("crc.zip", "已损坏")
+
+    def test_a_folder_with_two_zips_names_them(self):
+        folder = self.class_dir / "李四_2_assignsubmission_file_"
+        folder.mkdir()
+        zip_folder(self.workspace, folder / "a.zip")
+        zip_folder(self.workspace, folder / "b.zip")
+        self.assertPackaging(folder.name, "文件夹里有 2 个压缩包（a.zip、b.zip）")
+
+    @unittest.skipUnless(hasattr(os, "mkfifo"), "no FIFOs here")
+    def test_a_fifo_named_like_a_zip_is_never_opened(self):
+        os.mkfifo(self.class_dir / "pipe.zip")
+        self.assertPackaging("pipe.zip", "命名管道（FIFO）")
