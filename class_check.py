@@ -7,8 +7,10 @@ ten seconds (each root cause once, with the loops it touches), notices records t
 places of one) share, and hands the rows to class_report.py. workspace_row() gives one workspace's row exactly
 as the teacher will see it, for the student's own check before handing in.
 
+A class of POOL_FROM submissions or more is checked by one process per core (submissions are independent).
 It does not import loop_lab.py, harness.py or export_review.py. What it shares: cli.py's plumbing (the capped
-reading of evidence, strict JSON, paths shown from the current folder, output).
+reading of evidence, strict JSON, line endings, glosses, paths shown from the current folder, output) and, within
+verify_loop, loop_check.py (one loop) and loop_records.py (the lesson's cases, the workspace listings).
 """
 import hashlib
 import os
@@ -20,8 +22,8 @@ from itertools import combinations, repeat
 from pathlib import Path, PurePosixPath
 
 import class_report
-from class_intake import Submission, checked_evidence, class_entries, student_and_id, taken_in
-from cli import EXIT_OK, EXIT_STOP, display_path, loads_record, read_evidence, say, to_lf
+from class_intake import Submission, checked_evidence, class_entries, reason, student_and_id, taken_in
+from cli import EXIT_OK, EXIT_STOP, display_path, gloss, loads_record, read_evidence, say, to_lf
 from loop_check import check_loop
 from loop_records import CASES, DEFAULT_BUDGET, CourseFiles, Workspace
 
@@ -92,11 +94,15 @@ class Reason:
 
 def check_entry(entry, course, scratch):
     """The Checked of one entry of the class folder; a ZIP's copy in SCRATCH is gone when this returns."""
-    with taken_in(entry, scratch) as submission:
-        item = Checked(submission, display_path(entry))
-        if submission.workspace is not None:
-            check_workspace(item, submission.root, submission.workspace, course)
-        return item
+    try:
+        with taken_in(entry, scratch) as submission:
+            item = Checked(submission, display_path(entry))
+            if submission.workspace is not None:
+                check_workspace(item, submission.root, submission.workspace, course)
+            return item
+    except Exception as exc:  # a submission shaped in a way nobody foresaw is one row that says so, never a crash
+        why = f"{Path(entry).name} 里有核对无法解释的内容（{type(exc).__name__}），请老师打开看看"
+        return Checked(Submission(entry, "？").cannot(why), display_path(entry))
 
 
 def check_workspace(item, root, workspace, course):
@@ -357,8 +363,7 @@ def listed_entries(parser, class_dir):
     try:
         entries = class_entries(class_dir)
     except OSError as exc:  # no permission to list it: no submission can be read
-        parser.error(f"{class_dir} 无法列出里面的内容（{'没有读取权限' if isinstance(exc, PermissionError) else exc.strerror}），"
-                     "请确认有读取权限。")
+        parser.error(f"{class_dir} 无法列出里面的内容（{reason(exc)}），请确认有读取权限。")
     if not entries:
         parser.error(f"{class_dir} 里没有学生的提交：每个学生一个文件夹或一个 .zip 压缩包，"
                      "里面是工作区的 loop-runs/ 和 runs/。")
@@ -392,7 +397,7 @@ def write_outputs(args, class_dir, course, checked, names):
             Path(target).parent.mkdir(exist_ok=True)
             class_report.write_text_atomic(target, text, encoding)
         except OSError as exc:
-            say(f"无法写出 {display_path(Path(target))}（{exc.strerror or type(exc).__name__}）：核对结果已打印在上面，"
+            say(f"无法写出 {display_path(Path(target))}（{gloss(type(exc).__name__)}）：核对结果已打印在上面，"
                 "请换一个可以写入的路径再运行一次。")
             return False
     return True

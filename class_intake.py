@@ -18,13 +18,14 @@ import os
 import re
 import shutil
 import stat
+import struct
 import tempfile
 import zipfile
 import zlib
 from io import BytesIO
 from pathlib import Path, PurePosixPath
 
-from cli import EvidenceError, entry_kind, read_evidence
+from cli import EvidenceError, entry_kind, gloss, read_evidence
 
 MAX_DEPTH = 4                    # folders between the submission and its workspace (Extract All adds one or two)
 JUNK = {"__MACOSX", ".DS_Store", "Thumbs.db", "desktop.ini"}  # what operating systems add by themselves
@@ -112,12 +113,14 @@ def take_in(entry, scratch):
 
 
 def reason(exc):
-    """An OSError as a person reads it: a missing permission is named as such."""
+    """An OSError as a person reads it, in Chinese: a missing permission is named as such."""
     if isinstance(exc, PermissionError):
         return "没有读取权限"
     if isinstance(exc, EvidenceError):
         return str(exc)
-    return exc.strerror or type(exc).__name__
+    if isinstance(exc, (FileExistsError, NotADirectoryError, IsADirectoryError)):
+        return "有一个文件和一个文件夹同名"
+    return gloss(type(exc).__name__)
 
 
 # --- a folder ------------------------------------------------------------------------------------
@@ -209,7 +212,11 @@ class Untrusted(Exception):
 def zip_submission(submission, path, scratch):
     """The workspace of the ZIP at PATH, its evidence copied into a private folder of SCRATCH; else packaging."""
     try:
-        archive = zipfile.ZipFile(BytesIO(read_evidence(path, MAX_ZIP_BYTES)))
+        data = read_evidence(path, MAX_ZIP_BYTES)
+        too_many = directory_problem(data)  # before zipfile builds an object per member
+        if too_many:
+            return submission.cannot(f"压缩包 {path.name} {too_many}")
+        archive = zipfile.ZipFile(BytesIO(data))
     except EvidenceError as exc:
         return submission.cannot(f"压缩包 {path.name} 没有读取：{exc}")
     except OSError as exc:
@@ -225,6 +232,20 @@ def zip_submission(submission, path, scratch):
     except Untrusted as exc:
         return submission.cannot(f"压缩包 {path.name} {exc}")
     return submission.found(private, private.joinpath(*prefix))
+
+
+def directory_problem(data):
+    """Why the member list the ZIP's end record announces is too big to read, or None (also when there is no
+    end record: zipfile then says the ZIP is broken)."""
+    at = data.rfind(b"PK\x05\x06", max(0, len(data) - 22 - 65_535))
+    if at < 0 or at + 22 > len(data):
+        return None
+    entries, size = struct.unpack_from("<HI", data, at + 10)
+    if entries > MAX_MEMBERS:
+        return f"有 {entries} 个成员，超过了核对的上限 {MAX_MEMBERS}"
+    if size > MAX_MEMBERS * 1024:  # no honest entry comes near 1 KiB
+        return f"的成员目录有 {size} 字节，超过了核对的上限"
+    return None
 
 
 def trusted_members(archive):
@@ -328,17 +349,17 @@ def extract(archive, members, prefix, private):
         if "/".join(rel).lower() in taken:
             raise Untrusted(f"里有两个成员都叫 {visible_name('/'.join(parts))}（大小写也算同名）")
         taken.add("/".join(rel).lower())
-        target = private.joinpath(*parts)
-        if info.is_dir():
-            target.mkdir(parents=True, exist_ok=True)
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        copy_member(archive, info, target)
+        copy_member(archive, info, private.joinpath(*parts))
 
 
 def copy_member(archive, info, target):
-    """One member's bytes into TARGET (a new file); zipfile stops at the declared size and checks the CRC."""
+    """One member into TARGET (a new file or folder); zipfile stops at the declared size and checks the CRC.
+    A file where a folder belongs (or the reverse) is an OSError: the ZIP is not taken."""
     try:
+        if info.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+            return
+        target.parent.mkdir(parents=True, exist_ok=True)
         with archive.open(info) as source, open(target, "xb") as out:
             shutil.copyfileobj(source, out, 2 ** 20)
     except (zipfile.BadZipFile, EOFError, ValueError, zlib.error):

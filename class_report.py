@@ -6,7 +6,8 @@ is escaped for where it goes: on the console and in the CSV a control or bidirec
 escape; in Markdown `|`, backticks, HTML and the other marks are escaped too; a CSV cell that a spreadsheet would
 run as a formula is neutralised; a long string is cut with its length shown. stdout is exact JSON, one line per
 submission, with U+2028 and U+2029 escaped as well. What it shares: cli.py's plumbing (paths shown from the
-current folder, the kinds of file-system entries) and loop_records.visible and CASES.
+current folder, the kinds of file-system entries), loop_records.py's CASES, visible() and is_link(), and
+class_intake.py's list of Windows device names (a feedback file must not be called CON.md).
 """
 import csv
 import io

@@ -170,17 +170,16 @@ class LoopCheck:
 
     def folder_is_a_folder(self):
         """The loop folder is a folder here: a link, file, FIFO or device is named (never opened) and fails."""
-        shown_folder = self.folder
         try:
             kind = kind_of(self.loop_dir)
         except OSError as exc:  # the folder holding it cannot be looked into
-            self.verdict.needs_person(f"{shown_folder} 无法查看（{gloss(type(exc).__name__)}，{type(exc).__name__}）："
+            self.verdict.needs_person(f"{self.folder} 无法查看（{gloss(type(exc).__name__)}，{type(exc).__name__}）："
                                       "它在，但当前用户看不了，这不等于记录缺失；请恢复读取权限后再核对。")
             return False
         if kind in ("符号链接", "目录联接"):
-            self.verdict.fail(f"{shown_folder} 是符号链接或联接点：循环目录必须是记录本身，链接可能指向另一个循环的证据。")
+            self.verdict.fail(f"{self.folder} 是符号链接或联接点：循环目录必须是记录本身，链接可能指向另一个循环的证据。")
         elif kind not in (None, "文件夹"):
-            self.verdict.fail(f"{shown_folder} 是{kind}，不是文件夹：循环只会在这里建文件夹，核对时没有打开它。")
+            self.verdict.fail(f"{self.folder} 是{kind}，不是文件夹：循环只会在这里建文件夹，核对时没有打开它。")
         return kind in (None, "文件夹")
 
     def read_record(self):
@@ -194,8 +193,8 @@ class LoopCheck:
             self.unusable_record(exc)
             return None
         if type(record) is not dict:
-            self.verdict.fail(f"{self.record_path} 的顶层是{verify_harness.json_kind(record)}，不是 JSON 对象：循环写的记录是一个对象"
-                              f"（{SCHEMA}），记录被改动过。")
+            self.verdict.fail(f"{self.record_path} 的顶层是{verify_harness.json_kind(record)}，不是 JSON 对象："
+                              f"循环写的记录是一个对象（{SCHEMA}），记录被改动过。")
             return None
         self.say_transport(self.record_path, [text.format(files=self.record_path)
                                               for change, text in verify_harness.TRANSPORT_NOTES if change in undone])
@@ -205,7 +204,7 @@ class LoopCheck:
         """Why loop.json cannot be taken: not a plain file, over its cap, not a strict JSON record (fail), or
         unreadable by this user (for a person: the file is there)."""
         if isinstance(exc, NotRegularFile) and exc.kind in ("符号链接", "目录联接"):
-            self.verdict.fail(f"{self.record_path} 是符号链接：记录必须是这个文件本身。")
+            self.verdict.fail(f"{self.record_path} 是{exc.kind}：记录必须是这个文件本身。")
         elif isinstance(exc, NotRegularFile):
             self.verdict.fail(f"{self.record_path} 是{exc.kind}，不是普通文件：循环只会在这里写普通文件，核对时没有打开它。")
         elif isinstance(exc, TooLarge):

@@ -13,8 +13,9 @@ over 200 (at most 2.2x that), and one submission of 3000 loops (500 of each less
 copying six real loops under new names and ids): `verify_loop.py` over all of them and `--class` on
 that one student, each under 5 s. Beside those wall times, the CPU time the command used (where the
 platform says it), which other load on the machine changes less. Everything runs in a temporary copy
-of the workspace; the checkout is not written to. `--dir DIR` puts that copy in DIR (e.g. /dev/shm) to separate the programs' own
-cost from a slow disk's. Prints one JSON line with the figures; exit 0 when every target is met, 1 otherwise.
+of the workspace; the checkout is not written to. `--dir DIR` puts that copy in DIR (e.g. /dev/shm) to
+separate the programs' own cost from a slow disk's. Prints one JSON line with the figures; exit 0 when
+every target is met, 1 otherwise.
 """
 import argparse
 import contextlib

@@ -452,6 +452,14 @@ class ClassOutputsTest(SharedWorkspaceTestCase):
         self.assertEqual(alone[0], 1)
         self.assertEqual([json.loads(line)["result"] for line in alone[1].splitlines()], ["needs_human"] * 2)
 
+    def test_a_surprise_in_one_submission_is_its_row_not_a_crash(self):
+        with mock.patch("class_intake.folder_submission", side_effect=RuntimeError("坏了")):
+            code, stdout, stderr = self.run_class("--class", "good")
+        self.assertEqual(code, 1)
+        self.assertEqual(json.loads(stdout)["result"], "packaging")
+        self.assertIn("张三 里有核对无法解释的内容（RuntimeError）", stderr)
+        self.assertNotIn("Traceback", stderr)
+
     def test_the_row_of_one_workspace_is_the_row_of_the_class(self):
         row = class_check.workspace_row(self.root / "good" / "张三", "张三")
         code, stdout, _ = self.run_class("--class", "good")

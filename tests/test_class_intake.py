@@ -198,10 +198,16 @@ class IntakeTest(unittest.TestCase):
         self.assertPackaging("cut.zip", "cut.zip 已损坏或不完整，打不开")
         (self.class_dir / "text.zip").write_text("not a zip", encoding="utf-8")
         self.assertPackaging("text.zip", "已损坏或不完整")
+        self.zip("clash.zip", extra=[("runs/x", b"a file"), ("runs/x/y", b"and a file inside it")])
+        self.assertPackaging("clash.zip", "的成员 runs/x/y 取不出来")
         self.zip("twice.zip", extra=[("loop-runs/repair-01/LOOP.json", b"{}")])
         self.assertPackaging("twice.zip", "两个成员都叫 loop-runs/repair-01/LOOP.json")
         with mock.patch.object(class_intake, "MAX_MEMBERS", 1):
             self.assertPackaging("whole.zip", "有 2 个成员，超过了核对的上限 1")
+        end = data.rindex(b"PK\x05\x06")  # an end record announcing 60,000 members: never handed to zipfile
+        (self.class_dir / "many.zip").write_bytes(data[:end + 8] + (60000).to_bytes(2, "little") * 2 + data[end + 12:])
+        with mock.patch("class_intake.zipfile.ZipFile", side_effect=AssertionError("read")):
+            self.assertPackaging("many.zip", "有 60000 个成员，超过了核对的上限 10000")
         with mock.patch.object(class_intake, "MAX_UNPACKED", 5):
             self.assertPackaging("whole.zip", "解开后超过")
 
