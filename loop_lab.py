@@ -458,10 +458,7 @@ class OuterLoop:
 
     def relative(self, path):
         """PATH as the record writes paths: relative to the workspace when it is inside it."""
-        try:
-            return Path(os.path.abspath(path)).relative_to(self.root.resolve()).as_posix()
-        except ValueError:
-            return str(path)
+        return cli.workspace_path(path, self.root) or Path(path).as_posix()
 
     def unknown_attempt_advice(self, child):
         if (self.root / child / "run.json").is_file():

@@ -12,7 +12,8 @@ One test walks both documents in order in ONE temporary copy of the workspace (R
 the exercises, which build on it) and compares every shown output with what the commands print,
 exactly, after the masks in MASKS (figures that vary from run to run; applied to both sides).
 Printed paths that differ on every machine are rewritten before comparing: the folder holding the
-copy becomes `…`, this interpreter's path becomes `python3`.
+copy becomes `…`, this interpreter's path becomes `python3`. On Windows the scripts print paths with `/`
+as everywhere; only line ends (`\r\n`) and suggested commands (`py -3`) differ there, and are read as here.
 Commands run without a shell, so the test runs on Windows too: `python3` is this interpreter
 (sys.executable) with -S, since the workspace needs the standard library only and a heavy
 site-packages would otherwise dominate the start-up time; leading `NAME=value` words set
@@ -31,7 +32,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support import ROOT, WorkspaceTestCase
+from tests.support import PYTHON, ROOT, WorkspaceTestCase
 
 DOCUMENTS = ("README.md", "docs/loop/EXERCISES.md")
 # What the documents' commands create in the workspace: removed from the copy first, in case the checkout
@@ -100,7 +101,8 @@ class Shell:
     def __init__(self, cwd):
         self.cwd, self.code, self.skipped_used, self.ran = Path(cwd), 0, set(), 0
         # The folder holding the copy, as given and as resolved (macOS: /var -> /private/var): shown as …
-        self.outside = sorted({str(Path(cwd).parent), str(Path(cwd).resolve().parent)}, key=len, reverse=True)
+        folders = (Path(cwd).parent, Path(cwd).resolve().parent)
+        self.outside = sorted({*map(str, folders), *(folder.as_posix() for folder in folders)}, key=len, reverse=True)
         # Bytecode goes to a cache beside the copy (not into it): each script is compiled once, not 100 times.
         self.env = dict(os.environ, PYTHONIOENCODING="utf-8",
                         PYTHONPYCACHEPREFIX=str(Path(cwd).parent / "pycache"))
@@ -214,15 +216,15 @@ COMMANDS = {"cd": Shell.cd, "cp": Shell.cp, "rm": Shell.rm, "mv": Shell.mv, "mkd
             "echo": Shell.echo}
 
 
-# Windows prints paths with \ (in JSON: \\) where the documents show /: a separator between path characters.
-WINDOWS_SEPARATOR = re.compile(r"(?<=[\w.…-])(\\\\|\\)(?=[\w.-])")
+# Python's own message for a script it cannot find names the file in the platform's way (the scripts never do).
+MISSING_SCRIPT = re.compile(r"can't open file '[^']*'")
 
 
 def decoded(data):
-    text = data.decode("utf-8", errors="backslashreplace")
-    if os.name == "nt":
-        text = WINDOWS_SEPARATOR.sub("/", text.replace("\r\n", "\n"))
-    return text
+    """Printed bytes as the documents show them: Windows' line ends and `py -3` read as `\\n` and `python3`."""
+    text = data.decode("utf-8", errors="backslashreplace").replace("\r\n", "\n")
+    text = MISSING_SCRIPT.sub(lambda found: found.group().replace(os.sep, "/"), text)
+    return text.replace(f"{PYTHON} ", "python3 ")
 
 
 def difference(shown, printed):

@@ -24,7 +24,7 @@ import cli
 import export_review
 import harness
 import loop_lab
-from tests.support import WorkspaceTestCase
+from tests.support import PYTHON, WINDOWS, WorkspaceTestCase
 
 LESSON_CASES = (
     (("--run", "repair-01", "--scenario", "repair"),
@@ -283,7 +283,7 @@ class UsedNameTest(LoopTestCase):
         code, stdout, stderr = self.run_cli("loop_lab.py", "--run", "repair-01", "--scenario", "stuck")
         self.assertEqual((code, stdout), (2, ""))
         self.assertIn("loop-runs/repair-01 已存在", stderr)
-        self.assertIn("python3 loop_lab.py --run repair-02 --scenario stuck", stderr)
+        self.assertIn(f"{PYTHON} loop_lab.py --run repair-02 --scenario stuck", stderr)
         self.assertNoTraceback(stderr)
         self.assertEqual((self.root / "loop-runs" / "repair-01" / "loop.json").read_bytes(), before)
         self.assertEqual(self.child_names("repair-01"), ["repair-01-01", "repair-01-02"])
@@ -610,7 +610,7 @@ class InterruptTest(LoopTestCase):
             "runpy.run_path('loop_lab.py', run_name='__main__')\n", encoding="utf-8")
         return driver.name
 
-    @unittest.skipIf(os.name == "nt", "no signal to send to oneself on Windows")
+    @unittest.skipIf(WINDOWS, "Windows: os.kill() of oneself ends the process, no handler runs")
     def test_during_the_scripts_own_imports(self):
         for signal_name, reason in (("SIGINT", "keyboard_interrupt"), ("SIGTERM", "terminated")):
             with self.subTest(signal=signal_name):
@@ -627,7 +627,7 @@ class InterruptTest(LoopTestCase):
         self.assertEqual(self.read_record("late-stop")["status"], "needs_review")
         self.assertIn("保持不动", stderr)
 
-    @unittest.skipIf(os.name == "nt", "a signal sent to oneself behaves differently on Windows")
+    @unittest.skipIf(WINDOWS, "Windows: os.kill() of oneself ends the process, no handler runs")
     def test_a_real_ctrl_c_during_the_final_write_waits_for_the_record(self):
         real_write = loop_lab.write_json_atomic
 
@@ -641,7 +641,7 @@ class InterruptTest(LoopTestCase):
         self.assertEqual((record["status"], code), ("needs_review", 130))
         self.assertEqual(self.read_record("held"), record)
 
-    @unittest.skipIf(os.name == "nt", "a signal sent to oneself behaves differently on Windows")
+    @unittest.skipIf(WINDOWS, "Windows: os.kill() of oneself ends the process, no handler runs")
     def test_a_real_ctrl_c_while_the_name_is_claimed_waits_for_the_first_record(self):
         real_write = loop_lab.write_json_atomic
 
@@ -703,7 +703,7 @@ class InterruptTest(LoopTestCase):
             for text in (json.dumps(record["handoff"], ensure_ascii=False), self.said):
                 self.assertNotRegex(text, r"\{[^{}\s]*[a-z_][^{}\s]*\}", name)  # e.g. {self.name}
 
-    @unittest.skipIf(os.name == "nt", "no SIGTERM to send to oneself on Windows")
+    @unittest.skipIf(WINDOWS, "Windows: os.kill(SIGTERM) ends the process at once, no handler runs")
     def test_a_real_sigterm_while_the_script_runs(self):
         driver = self.root / "sigterm_driver.py"
         driver.write_text(
