@@ -650,7 +650,7 @@ def main(argv=None):
         say(name_taken_message(exc, args))
         return EXIT_USAGE
     except OSError as exc:  # before the first record: the folder or a context file is not usable
-        detail = f"{exc.strerror}：{exc.filename}" if exc.strerror and exc.filename else str(exc)
+        detail = f"{exc.strerror}：{display_path(exc.filename)}" if exc.strerror and exc.filename else str(exc)
         say(f"循环没能开始（{explain(type(exc).__name__)}：{detail}）：请检查工作区是否可写、文件是否可读，"
             "然后用新名称重新运行。")
         return EXIT_STOP

@@ -1004,7 +1004,7 @@ def check_class(parser, submissions, report, csv_file):
     students, skipped = find_students(submissions)
     if not students:
         say_skipped(skipped)
-        parser.error(f"{submissions} 里没有学生的提交：每个学生一个文件夹，里面直接放 loop-runs/ 和 runs/"
+        parser.error(f"{display_path(submissions)} 里没有学生的提交：每个学生一个文件夹，里面直接放 loop-runs/ 和 runs/"
                      "（如果给的是一个学生的工作区，请把它放进以学生命名的文件夹）。")
     results, strays = [], list(skipped)
     for folder in students:
@@ -1041,7 +1041,7 @@ def print_result(result, several):
 def output_file_problem(text, submissions):
     path = Path(text)
     if path.resolve().is_relative_to(Path(submissions).resolve()):
-        return (f"{text} 在提交目录 {submissions} 里面：报告不能写进学生的提交（可能覆盖证据），"
+        return (f"{text} 在提交目录 {display_path(submissions)} 里面：报告不能写进学生的提交（可能覆盖证据），"
                 "请把它写到提交目录之外，例如当前文件夹的 全班.md。")
     reference = Path(__file__).resolve().parent
     if path.resolve() in {(reference / rel).resolve() for rel in (*LOOP_FILES, "verify_loop.py", "cli.py")}:

@@ -9,14 +9,16 @@ shows them, `py -3` in suggested commands, no SIGHUP, a SIGTERM that cannot be c
 fcntl/termios/resource/pwd/grp, no replacing a file held open, no /dev/shm, a temporary folder reached
 through a link. On Windows itself nothing is simulated: the same tests run natively.
 
-A test that cannot hold on Windows skips itself there with its reason (tests/support.py WINDOWS); the
-pass lists every skipped test with its reason, then the figures. Before the pass, a self-check shows
-that each behaviour is really in effect: `SimulationTest` has one test per behaviour, and with that one
-behaviour switched off (`--without NAME`) exactly that test must fail. Exit 0 when the self-check
-holds and every test passes; 1 otherwise.
+The tests are shared among a few such interpreters running at once (one per processor, at most
+MAX_WORKERS). A test that cannot hold on Windows skips itself there with its reason (tests/support.py
+WINDOWS); the pass lists every skipped test with its reason, then the figures. Beside the pass, a self-check shows
+that each behaviour is really in effect: `SimulationTest` has one test per behaviour, which the pass
+runs; started with that one behaviour switched off (as `--without NAME` does), it must fail, unless
+the machine itself behaves so. Exit 0 when the self-check holds and every test passes; 1 otherwise.
 """
 import argparse
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -32,12 +34,13 @@ sys.path.insert(0, str(ROOT))
 from tests.support import _FAST_TEMP as FAST_TEMP  # noqa: E402
 from tests.windows_simulation import BEHAVIOURS, MARKER  # noqa: E402
 
-# The tests that touch files, processes, signals and what the console shows; the pure logic of the
-# notes assistant (search, budgets, the agent's guards) behaves the same everywhere and is left out.
-TESTS = ("tests.test_cli", "tests.test_harness", "tests.test_loop_lab", "tests.test_verify_harness",
-         "tests.test_verify_loop", "tests.test_class_check", "tests.test_export_review", "tests.test_verify_export",
-         "tests.test_watched_lists", "tests.test_app", "tests.test_check_loop_guards", "tests.test_same_on_every_os",
-         "tests.test_docs")
+# The tests that touch files, processes, signals and what the console shows, slowest first (they are dealt
+# in turn to the workers); the notes assistant's pure logic (search, budgets, guards) is the same everywhere.
+TESTS = ("tests.test_docs", "tests.test_check_loop_guards", "tests.test_app", "tests.test_loop_lab",
+         "tests.test_harness", "tests.test_verify_loop", "tests.test_class_check", "tests.test_verify_harness",
+         "tests.test_verify_export", "tests.test_export_review", "tests.test_same_on_every_os", "tests.test_cli",
+         "tests.test_watched_lists")
+MAX_WORKERS = 4
 
 
 class SimulationTest(unittest.TestCase):
@@ -97,25 +100,21 @@ class SimulationTest(unittest.TestCase):
         self.assertNotEqual(os.path.realpath(temp), os.path.abspath(temp))
 
 
-# --- inside the simulated interpreter -------------------------------------------------------------
+# --- inside a simulated interpreter ---------------------------------------------------------------
 
 def canaries(behaviours):
     """The SimulationTest tests of BEHAVIOURS."""
     return [f"tests.windows_behaviour.SimulationTest.test_{name.replace('-', '_')}" for name in behaviours]
 
 
-def run_pass(names):
-    """Runs the tests, with the check of every behaviour in effect; lists every skipped test with its reason."""
-    in_effect = [name for name in os.environ.get(MARKER, "").split(",") if name in BEHAVIOURS]
-    suite = unittest.defaultTestLoader.loadTestsFromNames([*canaries(in_effect), *names])
+def run_share(names, summary):
+    """Runs the tests NAMES; writes what ran, what was skipped and why, and what failed to SUMMARY (JSON)."""
     started = time.monotonic()
-    result = unittest.TextTestRunner(verbosity=1).run(suite)
-    seconds = time.monotonic() - started
-    print(f"\n在 Windows 行为下跳过的测试（{len(result.skipped)} 个）：", file=sys.stderr)
-    for test, reason in sorted(result.skipped, key=lambda item: item[0].id()):
-        print(f"  {test.id()}：{reason}", file=sys.stderr)
-    print(f"Windows 行为下：运行 {result.testsRun} 个测试，跳过 {len(result.skipped)} 个，"
-          f"失败 {len(result.failures) + len(result.errors)} 个，用时 {seconds:.1f} 秒。", file=sys.stderr)
+    result = unittest.TextTestRunner(verbosity=1).run(unittest.defaultTestLoader.loadTestsFromNames(names))
+    Path(summary).write_bytes(json.dumps({
+        "run": result.testsRun, "failed": len(result.failures) + len(result.errors),
+        "skipped": [[test.id(), reason] for test, reason in result.skipped],
+        "seconds": round(time.monotonic() - started, 1)}).encode("utf-8"))
     return 0 if result.wasSuccessful() else 1
 
 
@@ -129,7 +128,7 @@ def simulated(behaviours, *target):
 
 
 def environment(behaviours, linked_temp):
-    env = dict(os.environ, PYTHONIOENCODING="utf-8", PYTHONDONTWRITEBYTECODE="1")
+    env = dict(os.environ, PYTHONIOENCODING="utf-8", PYTHONDONTWRITEBYTECODE="1", **{MARKER: ",".join(behaviours)})
     if "linked-temp" in behaviours and linked_temp:
         env.update(TMPDIR=str(linked_temp), TEMP=str(linked_temp), TMP=str(linked_temp))
     return env
@@ -150,13 +149,18 @@ def make_linked_temp(base):
     return link
 
 
-def self_check(behaviours, linked_temp):
-    """Each behaviour's check, run with that behaviour switched off (all at once, in parallel): it must fail."""
+def start_self_check(behaviours, linked_temp):
+    """Each behaviour's check, started with that behaviour switched off (all at once, beside the pass)."""
     runs = {}
     for name in behaviours:
         others = [other for other in behaviours if other != name]
         runs[name] = subprocess.Popen(simulated(others, "-m", "unittest", *canaries([name])), cwd=ROOT,
                                       env=environment(others, linked_temp), stderr=subprocess.DEVNULL)
+    return runs
+
+
+def self_check_holds(runs):
+    """Each check failed with its behaviour switched off (or the machine behaves so itself); said per behaviour."""
     holds = True
     for name, process in runs.items():
         check = f"关掉 {name}，它的检验 test_{name.replace('-', '_')}"
@@ -177,28 +181,68 @@ def holds_here(name):
     return result.wasSuccessful()
 
 
+def run_workers(behaviours, linked_temp, tests, folder):
+    """TESTS dealt in turn to the workers, the behaviours' checks to the first; their summaries, in order."""
+    count = max(1, min(os.cpu_count() or 1, MAX_WORKERS, len(tests)))
+    shares = [list(tests[number::count]) for number in range(count)]
+    shares[0][:0] = canaries(behaviours)
+    workers = []
+    for number, share in enumerate(shares):
+        summary, log = folder / f"worker-{number}.json", open(folder / f"worker-{number}.txt", "wb")
+        command = simulated(behaviours, "-m", "tests.windows_behaviour", "--summary", str(summary), *share)
+        workers.append((subprocess.Popen(command, cwd=ROOT, env=environment(behaviours, linked_temp),
+                                         stdout=log, stderr=log), summary, log))
+    summaries = []
+    for number, (process, summary, log) in enumerate(workers):
+        code = process.wait()
+        log.close()
+        sys.stderr.write(Path(log.name).read_bytes().decode("utf-8", "replace"))
+        summaries.append(json.loads(summary.read_bytes()) if summary.exists() else
+                         {"run": 0, "failed": 1, "skipped": [], "seconds": None, "lost": code})
+    return summaries
+
+
+def report(summaries, seconds):
+    """Every skipped test with its reason, and the figures; True when nothing failed."""
+    skipped = sorted(entry for summary in summaries for entry in summary["skipped"])
+    print(f"\n在 Windows 行为下跳过的测试（{len(skipped)} 个）：", file=sys.stderr)
+    for test, reason in skipped:
+        print(f"  {test}：{reason}", file=sys.stderr)
+    for number, summary in enumerate(summaries):
+        if "lost" in summary:
+            print(f"第 {number + 1} 个测试进程没有写下结果就结束了（退出码 {summary['lost']}）。", file=sys.stderr)
+    failed = sum(summary["failed"] for summary in summaries)
+    print(f"Windows 行为下：运行 {sum(summary['run'] for summary in summaries)} 个测试，跳过 {len(skipped)} 个，"
+          f"失败 {failed} 个；{len(summaries)} 个进程同时运行，用时 {seconds:.1f} 秒"
+          f"（各进程 {'、'.join(str(summary['seconds']) for summary in summaries)} 秒）。", file=sys.stderr)
+    return failed == 0
+
+
 def parse_arguments(argv):
     parser = argparse.ArgumentParser(description="在模拟的 Windows 行为下运行测试。")
     parser.add_argument("--without", action="append", default=[], choices=list(BEHAVIOURS), metavar="BEHAVIOUR",
                         help="关掉一项模拟（可重复）：" + "、".join(BEHAVIOURS))
-    parser.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--summary", help=argparse.SUPPRESS)  # inside a worker: where its summary goes
     parser.add_argument("tests", nargs="*", help="要运行的测试（默认：与文件、进程、信号有关的全部测试）")
     return parser.parse_args(argv)
 
 
 def main(argv=None):
     args = parse_arguments(argv)
-    if args.inside:
-        return run_pass(args.tests)
+    if args.summary:
+        return run_share(args.tests, args.summary)
     behaviours = [name for name in BEHAVIOURS if name not in args.without]
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="windows-behaviour-", dir=FAST_TEMP) as base:
         linked_temp = make_linked_temp(Path(base))
-        holds = args.without or os.name == "nt" or self_check(behaviours, linked_temp)
-        command = simulated(behaviours, "-m", "tests.windows_behaviour", "--inside", *(args.tests or TESTS))
-        code = subprocess.run(command, cwd=ROOT, env=environment(behaviours, linked_temp)).returncode
-    print(f"Windows 行为检查共用时 {time.monotonic() - started:.1f} 秒。", file=sys.stderr)
-    return 0 if holds and code == 0 else 1
+        if linked_temp is None and "linked-temp" in behaviours:
+            print("这里不能创建链接：临时文件夹不经过链接。", file=sys.stderr)
+            behaviours.remove("linked-temp")
+        checks = {} if args.without or os.name == "nt" else start_self_check(behaviours, linked_temp)
+        summaries = run_workers(behaviours, linked_temp, args.tests or TESTS, Path(base))
+        passed = report(summaries, time.monotonic() - started)
+        holds = self_check_holds(checks)
+    return 0 if holds and passed else 1
 
 
 if __name__ == "__main__":
