@@ -2,9 +2,10 @@
 
 What every script shares: one JSON line on stdout, Chinese explanations on stderr, consoles that
 cannot show Chinese get escapes instead of a crash, `--help` and argument errors in Chinese (exit
-2), Ctrl-C and termination signals turned into one exception, strict JSON reading (a duplicate key
-is an error), atomic record writes, and the claim of a new record folder by name. Verifiers share
-this file with the programs they check because none of it decides a verdict.
+2), Ctrl-C and termination signals turned into one exception, paths shown with `/` on every OS,
+strict JSON reading (a duplicate key is an error), atomic record writes as bytes (the same file on every
+OS), and the claim of a new record folder by name. Verifiers share this file with the programs they
+check because none of it decides a verdict.
 """
 import argparse
 import json

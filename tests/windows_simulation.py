@@ -51,6 +51,7 @@ def _wrap_open(wrapper):
 
 
 def translating(real_open):
+    """REAL_OPEN as Windows' open(): text written without a `newline` argument gets "\\r\\n" line ends."""
     def open_(file, mode="r", buffering=-1, encoding=None, errors=None, newline=None, closefd=True, opener=None):
         if "b" not in mode and newline is None and any(letter in mode for letter in "wax+"):
             newline = "\r\n"  # what newline=None means for writing on Windows
