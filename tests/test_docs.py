@@ -41,7 +41,7 @@ CREATED_BY_DOCUMENTS = ("my-export", "交作业", "全班.md", "全班.csv")
 # Commands a test cannot run, with the reason; every entry must still appear in a document.
 SKIPPED = {
     "python3 -m unittest": "the suite itself: running it here would run this test again",
-    "python3 tests/windows_behaviour.py": "the suite again, with Windows behaviour simulated: it would run this test again",
+    "python3 tests/windows_behaviour.py": "the suite again, as on Windows: running it here would run this test again",
     "python3 tests/bench_loop.py": "a benchmark that times many runs on purpose (tens of seconds)",
 }
 # Figures that vary from run to run: (pattern, replacement, why). Applied to shown and printed text.

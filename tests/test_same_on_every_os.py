@@ -32,8 +32,10 @@ from tests import windows_simulation
 from tests.support import ROOT, WorkspaceTestCase
 from tests.test_docs import DOCUMENTS, fenced_blocks
 
-# Calls that open a file; the position of their mode argument (Path.open and the temporary files take it first).
-MODE_AT = {"open": 1, "fdopen": 1, "NamedTemporaryFile": 0, "TemporaryFile": 0, "SpooledTemporaryFile": 0}
+# Calls that open a file: where their mode argument stands, and the mode when none is given (Path.open and
+# the temporary files take the mode first).
+OPENERS = {"open": (1, "r"), "fdopen": (1, "r"), "NamedTemporaryFile": (0, "w+b"), "TemporaryFile": (0, "w+b"),
+           "SpooledTemporaryFile": (0, "w+b")}
 ALWAYS_TEXT = {"write_text", "TextIOWrapper"}
 
 
@@ -42,19 +44,21 @@ def product_files():
     return sorted([*ROOT.glob("*.py"), *(ROOT / "project").rglob("*.py")])
 
 
-def mode_of(call, name):
-    """The mode argument of an opening CALL: a string, None when not given, or "?" when not a constant."""
-    at = 0 if name == "open" and isinstance(call.func, ast.Attribute) and not is_module_open(call.func) else MODE_AT[name]
-    given = next((keyword.value for keyword in call.keywords if keyword.arg == "mode"),
-                 call.args[at] if len(call.args) > at else None)
-    if given is None:
-        return None
-    return given.value if isinstance(given, ast.Constant) and isinstance(given.value, str) else "?"
-
-
 def is_module_open(func):
     """io.open, os.fdopen, codecs.open, builtins.open: the file comes first, then the mode."""
     return isinstance(func.value, ast.Name) and func.value.id in ("io", "os", "codecs", "builtins")
+
+
+def mode_of(call, name):
+    """The mode an opening CALL gives: its string, the default when none is given, "?" when not a constant."""
+    at, default = OPENERS[name]
+    if name == "open" and isinstance(call.func, ast.Attribute) and not is_module_open(call.func):
+        at = 0  # a method: Path.open(mode)
+    given = next((keyword.value for keyword in call.keywords if keyword.arg == "mode"),
+                 call.args[at] if len(call.args) > at else None)
+    if given is None:
+        return default
+    return given.value if isinstance(given, ast.Constant) and isinstance(given.value, str) else "?"
 
 
 def text_mode_writes(source):
@@ -64,12 +68,11 @@ def text_mode_writes(source):
         name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", None)
         if name in ALWAYS_TEXT or name == "print" and prints_to_a_file(call):
             found.append(call.lineno)
-        elif name in MODE_AT:
+        elif name in OPENERS:
             mode = mode_of(call, name)
-            uncertain = mode == "?" and (isinstance(call.func, ast.Name) or is_module_open(call.func))
-            default = "w+b" if name != "open" and name != "fdopen" else "r"
-            mode = default if mode is None else mode
-            if uncertain or mode != "?" and "b" not in mode and set(mode) & set("wax+"):
+            # a method's unknown first argument may be no mode at all (urllib's opener.open(request))
+            unknown = mode == "?" and (isinstance(call.func, ast.Name) or is_module_open(call.func))
+            if unknown or mode != "?" and "b" not in mode and set(mode) & set("wax+"):
                 found.append(call.lineno)
     return found
 
