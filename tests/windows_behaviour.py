@@ -34,8 +34,8 @@ sys.path.insert(0, str(ROOT))
 from tests.support import _FAST_TEMP as FAST_TEMP  # noqa: E402
 from tests.windows_simulation import BEHAVIOURS, MARKER  # noqa: E402
 
-# The tests that touch files, processes, signals and what the console shows, slowest first (they are dealt
-# in turn to the workers); the notes assistant's pure logic (search, budgets, guards) is the same everywhere.
+# The tests that touch files, processes, signals and what the console shows, slowest first (see dealt());
+# the notes assistant's pure logic (search, budgets, guards) is the same everywhere.
 TESTS = ("tests.test_docs", "tests.test_check_loop_guards", "tests.test_app", "tests.test_loop_lab",
          "tests.test_harness", "tests.test_verify_loop", "tests.test_class_check", "tests.test_verify_harness",
          "tests.test_verify_export", "tests.test_export_review", "tests.test_same_on_every_os", "tests.test_cli",
@@ -181,10 +181,18 @@ def holds_here(name):
     return result.wasSuccessful()
 
 
+def dealt(tests, count):
+    """TESTS (slowest first) dealt to COUNT workers back and forth: 0, 1, 1, 0, 0, 1 ... so the shares even out."""
+    shares = [[] for _ in range(count)]
+    for index, test in enumerate(tests):
+        turn, place = divmod(index, count)
+        shares[place if turn % 2 == 0 else count - 1 - place].append(test)
+    return shares
+
+
 def run_workers(behaviours, linked_temp, tests, folder):
-    """TESTS dealt in turn to the workers, the behaviours' checks to the first; their summaries, in order."""
-    count = max(1, min(os.cpu_count() or 1, MAX_WORKERS, len(tests)))
-    shares = [list(tests[number::count]) for number in range(count)]
+    """TESTS dealt to the workers, the behaviours' checks to the first; their summaries, in order."""
+    shares = dealt(tests, max(1, min(os.cpu_count() or 1, MAX_WORKERS, len(tests))))
     shares[0][:0] = canaries(behaviours)
     workers = []
     for number, share in enumerate(shares):
