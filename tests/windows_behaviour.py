@@ -11,10 +11,10 @@ through a link. On Windows itself nothing is simulated: the same tests run nativ
 
 The tests are shared among a few such interpreters running at once (one per processor, at most
 MAX_WORKERS). A test that cannot hold on Windows skips itself there with its reason (tests/support.py
-WINDOWS); the pass lists every skipped test with its reason, then the figures. Beside the pass, a self-check shows
-that each behaviour is really in effect: `SimulationTest` has one test per behaviour, which the pass
-runs; started with that one behaviour switched off (as `--without NAME` does), it must fail, unless
-the machine itself behaves so. Exit 0 when the self-check holds and every test passes; 1 otherwise.
+WINDOWS); the pass lists every skipped test with its reason, then the figures. Beside the pass, a
+self-check shows that each behaviour is really in effect: `SimulationTest` has one test per behaviour,
+which the pass runs; started with that one behaviour switched off (as `--without NAME` does), it must
+fail, unless the machine itself behaves so. Exit 0 when the self-check holds and every test passes.
 """
 import argparse
 import contextlib
