@@ -2,11 +2,12 @@
 
 What every script shares: one JSON line on stdout, Chinese explanations on stderr, consoles that
 cannot show Chinese get escapes instead of a crash, `--help` and argument errors in Chinese (exit
-2), Ctrl-C and termination signals turned into one exception, strict JSON reading (a duplicate key
-is an error), atomic record writes flushed to disk, the claim of a new record folder by name, safe
-reads of evidence a submission holds (never a link, FIFO or device; never past a cap), line-end
-helpers, and the one table of Chinese glosses of error types. Verifiers share this file with the
-programs they check because none of it decides a verdict.
+2), Ctrl-C and termination signals turned into one exception, paths shown with `/` on every OS,
+strict JSON reading (a duplicate key is an error), atomic record writes as bytes flushed to disk (the
+same file on every OS), the claim of a new record folder by name, safe reads of evidence a submission
+holds (never a link, FIFO or device; never past a cap), line-end helpers, and the one table of Chinese
+glosses of error types. Verifiers share this file with the programs they check because none of it
+decides a verdict.
 """
 import argparse
 import json
@@ -61,14 +62,34 @@ def command(script, *args):
 
 
 def display_path(path):
-    """PATH as the person can type it from the current folder: relative when that stays short."""
+    """PATH as the person can type it from the current folder: relative when that stays short.
+
+    The one place a path becomes text for a person: with `/` on every OS, so the screen shows what the
+    documents show (Windows accepts `/` wherever a path is typed).
+    """
     path = Path(path)
     try:
-        relative = os.path.relpath(path)
+        shown = os.path.relpath(path)
     except ValueError:  # another drive on Windows: only the full path works
-        return str(path)
-    climbs = Path(relative).parts[:3].count("..")
-    return relative if climbs <= 2 else os.path.abspath(path)  # not resolved: a link keeps its own name
+        shown = str(path)
+    else:
+        if shown.split(os.sep)[:3].count("..") > 2:
+            shown = os.path.abspath(path)  # not resolved: a link keeps its own name
+    return shown.replace(os.sep, "/")
+
+
+def workspace_path(path, root):
+    """PATH relative to the workspace ROOT, with `/`, however either was reached; None when outside it.
+
+    A workspace reached through a link (macOS's /var -> /private/var) is the same workspace: PATH's
+    folder and ROOT are compared as given and resolved. PATH itself is not resolved: a link keeps its name.
+    """
+    path = Path(os.path.normpath(Path(path).absolute()))
+    for base in (Path(os.path.normpath(Path(root).absolute())), Path(root).resolve()):
+        for candidate in (path, path.parent.resolve() / path.name):
+            if candidate.is_relative_to(base):
+                return candidate.relative_to(base).as_posix()
+    return None
 
 
 # --- interrupts ----------------------------------------------------------------------------------
@@ -259,11 +280,19 @@ def write_json_atomic(path, obj):
     """
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as file:
-        file.write((json.dumps(obj, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
-        file.flush()
-        os.fsync(file.fileno())
-    os.replace(tmp, path)
+    # bytes, never text mode: Windows would turn every "\n" into "\r\n", and a record is the same file on every OS
+    try:
+        with open(tmp, "wb") as file:
+            file.write((json.dumps(obj, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(tmp, path)
+    except OSError:  # e.g. PATH held open by another program on Windows: nothing half-done stays behind
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise
 
 
 # --- evidence files ------------------------------------------------------------------------------

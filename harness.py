@@ -251,6 +251,10 @@ def run_command(parser, session):
         session.print_line(not_started)
         return cli.EXIT_STOP
     except OSError as exc:  # e.g. a file called runs in the way, or a folder that cannot be written
+        if record_left_running(exc, ROOT / "runs" / name):
+            cli.say(unsaved_text(exc, ROOT / "runs" / name))
+            session.print_line({"run": name, "sample": sample, "status": "needs_human"})
+            return cli.EXIT_STOP
         where = f"（{cli.display_path(exc.filename)}）" if exc.filename else ""
         cli.say(f"运行没能开始：{cli.gloss(type(exc).__name__)}{where}（{type(exc).__name__}）；"
                 "请检查工作区是否可写、runs 是否是文件夹，然后用新的运行名重试。")
@@ -259,6 +263,22 @@ def run_command(parser, session):
     cli.say(status_text(record, ROOT / "runs" / name))
     session.print_line({key: record[key] for key in ("run", "sample", "status", "semantic_review", "error")})
     return EXIT_FOR[record["status"]]
+
+
+def record_left_running(exc, run_dir):
+    """The error is the final run.json failing to replace the first (e.g. held open by an antivirus on Windows).
+
+    Only the final record is written inside RUN_DIR itself; the first one is written before the folder
+    has its name, so an error naming a file there means the run itself had finished.
+    """
+    return any(name and Path(name).parent == run_dir for name in (exc.filename, exc.filename2))
+
+
+def unsaved_text(exc, run_dir):
+    return (f"运行已完成，但记录没能写完：{cli.display_path(run_dir / 'run.json')} 没能更新为最终结果"
+            f"（{gloss(type(exc).__name__)}，{type(exc).__name__}），它仍是开始时的 running 记录；"
+            f"这次运行的输入和产物在运行目录 {cli.display_path(run_dir)} 里。常见原因是杀毒软件、索引或编辑器正打开着它。"
+            f"关掉占用它的程序后，用 {cli.command(ROOT / 'verify_harness.py', run_dir)} 核对，再用新的运行名重跑。")
 
 
 def name_taken_text(name, sample, exc):

@@ -593,10 +593,7 @@ class OuterLoop:
 
     def relative(self, path):
         """PATH as the record writes paths: relative to the workspace when it is inside it."""
-        try:
-            return Path(os.path.abspath(path)).relative_to(self.root.resolve()).as_posix()
-        except ValueError:
-            return str(path)
+        return cli.workspace_path(path, self.root) or Path(path).as_posix()
 
     def unknown_attempt_advice(self, child):
         ended = "执行这次尝试的子进程已被结束，循环等它退出后才写下这份记录；" if self.attempt_timeout is not None else ""
@@ -1025,7 +1022,7 @@ def main(argv=None):
         say(name_taken_message(exc, args))
         return EXIT_USAGE
     except OSError as exc:  # before the first record: the folder or a context file is not usable
-        detail = f"{exc.strerror}：{exc.filename}" if exc.strerror and exc.filename else str(exc)
+        detail = f"{exc.strerror}：{display_path(exc.filename)}" if exc.strerror and exc.filename else str(exc)
         say(f"循环没能开始（{explain(type(exc).__name__)}：{detail}）：请检查工作区是否可写、文件是否可读，"
             "然后用新名称重新运行。")
         return EXIT_STOP

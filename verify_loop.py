@@ -31,7 +31,7 @@ except KeyboardInterrupt:
     if __name__ != "__main__":
         raise
     import sys
-    sys.stderr.buffer.write("已中断：还没有开始核对，什么都没有读写。\n".encode("utf-8"))
+    sys.stderr.write("已中断：还没有开始核对，什么都没有读写。\n")  # the console's encoding; escapes where it has no Chinese
     raise SystemExit(130) from None
 
 # --- the command line ----------------------------------------------------------------------------

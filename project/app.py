@@ -24,7 +24,7 @@ except KeyboardInterrupt:
     if "--json" in sys.argv:
         sys.stdout.write('{"stop": "interrupted", "answer": "已中断：还没有开始提问。", "model": null, "offline": null, '
                          '"requests": 0, "tool_calls": []}\n')
-    sys.stderr.buffer.write("已中断：笔记助手还在启动，没有发出任何请求。\n".encode("utf-8"))
+    sys.stderr.write("已中断：笔记助手还在启动，没有发出任何请求。\n")  # the console's encoding; escapes where it has no Chinese
     raise SystemExit(130) from None
 
 EXIT_CODES = ("退出码：0 成功（ask：模型给出了回答；serve：按 Ctrl-C 停止网页服务）；"

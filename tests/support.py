@@ -18,6 +18,10 @@ _SKIP = {".git", "runs", "loop-runs", "__pycache__", ".ci"}
 # The suite makes hundreds of workspace copies: on a memory-backed folder (Linux's /dev/shm) one takes
 # milliseconds instead of the tenth of a second a slow disk needs. Elsewhere the system's temporary folder.
 _FAST_TEMP = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+# Windows, or its behaviour simulated on Linux and macOS (tests/windows_behaviour.py): a test that cannot
+# hold there skips itself with the reason. Suggested commands start with `py -3` there.
+WINDOWS = os.name == "nt" or bool(os.environ.get("LESSON_WINDOWS_BEHAVIOUR"))
+PYTHON = "py -3" if WINDOWS else "python3"
 
 
 def _ignore(folder, names):

@@ -13,6 +13,7 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import cli  # noqa: E402
+from tests.support import PYTHON, WINDOWS  # noqa: E402
 
 
 def parser():
@@ -324,7 +325,7 @@ class RecordFolderTest(unittest.TestCase):
             self.assertEqual(len(os.listdir(parent)), 1)
 
 
-@unittest.skipUnless(hasattr(signal, "SIGTERM") and os.name != "nt", "no SIGTERM to send here")
+@unittest.skipIf(WINDOWS, "Windows: os.kill(SIGTERM) ends the process at once, no handler runs")
 class TerminationTest(unittest.TestCase):
     def test_sigterm_raises_terminated_which_is_a_keyboard_interrupt(self):
         previous = signal.getsignal(signal.SIGTERM)
@@ -339,16 +340,15 @@ class TerminationTest(unittest.TestCase):
 
 class CommandTest(unittest.TestCase):
     def test_a_command_is_typed_as_here_and_a_spaced_path_stays_one_word(self):
-        python = "py -3" if os.name == "nt" else "python3"
         here = Path.cwd()
-        self.assertEqual(cli.command(here / "loop_lab.py", "--run", "a"), f"{python} loop_lab.py --run a")
+        self.assertEqual(cli.command(here / "loop_lab.py", "--run", "a"), f"{PYTHON} loop_lab.py --run a")
         spaced = here / "My Documents" / "verify_loop.py"
-        spaced_script, run = os.path.join("My Documents", "verify_loop.py"), os.path.join("loop-runs", "a")
-        self.assertEqual(cli.command(spaced, here / "loop-runs" / "a"), f'{python} "{spaced_script}" {run}')
+        self.assertEqual(cli.command(spaced, here / "loop-runs" / "a"),
+                         f'{PYTHON} "My Documents/verify_loop.py" loop-runs/a')
 
 
 class DisplayPathTest(unittest.TestCase):
-    @unittest.skipIf(os.name == "nt", "symbolic links need extra rights on Windows")
+    @unittest.skipIf(WINDOWS, "Windows: symbolic links need extra rights")
     def test_a_far_link_is_shown_by_its_own_name_not_its_target(self):
         with tempfile.TemporaryDirectory() as folder:
             root = Path(folder)
@@ -365,10 +365,11 @@ class DisplayPathTest(unittest.TestCase):
             self.assertTrue(os.path.isabs(shown), shown)
             self.assertEqual(os.path.basename(shown), "link")
 
-    def test_paths_are_relative_to_the_current_folder(self):
+    def test_paths_are_relative_to_the_current_folder_with_slashes(self):
         here = Path.cwd()
-        self.assertEqual(cli.display_path(here / "loop-runs" / "a"), os.path.join("loop-runs", "a"))
-        self.assertEqual(cli.display_path(here.parent / "ws" / "x"), os.path.join("..", "ws", "x"))
+        beside = here.name + "-beside"  # a sibling folder, whatever the checkout's folder is called
+        self.assertEqual(cli.display_path(here / "loop-runs" / "a"), "loop-runs/a")
+        self.assertEqual(cli.display_path(here.parent / beside / "x"), f"../{beside}/x")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@ teacher's page, which leaves the workspace as it found it, then the exercises, w
 and compares every shown output with what the commands print, exactly, after the masks in MASKS
 (figures that vary from run to run; applied to both sides).
 Printed paths that differ on every machine are rewritten before comparing: the folder holding the
-copy becomes `…`, this interpreter's path becomes `python3`.
+copy becomes `…`, this interpreter's path becomes `python3`. On Windows the scripts print paths with `/`
+as everywhere; only line ends (`\r\n`) and suggested commands (`py -3`) differ there, and are read as here.
 Commands run without a shell, so the test runs on Windows too: `python3` is this interpreter
 (sys.executable) with -S, since the workspace needs the standard library only and a heavy
 site-packages would otherwise dominate the start-up time; leading `NAME=value` words set
@@ -32,7 +33,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support import ROOT, WorkspaceTestCase
+from tests.support import PYTHON, ROOT, WorkspaceTestCase
 
 DOCUMENTS = ("README.md", "docs/loop/TEACHER.md", "docs/loop/EXERCISES.md")
 # What the documents' commands create in the workspace: removed from the copy first, in case the checkout
@@ -41,6 +42,7 @@ CREATED_BY_DOCUMENTS = ("my-export", "交作业", "全班.md", "全班.csv", "�
 # Commands a test cannot run, with the reason; every entry must still appear in a document.
 SKIPPED = {
     "python3 -m unittest": "the suite itself: running it here would run this test again",
+    "python3 tests/windows_behaviour.py": "the suite again, as on Windows: running it here would run this test again",
     "python3 tests/bench_loop.py": "a benchmark that times many runs on purpose (tens of seconds)",
 }
 # Figures that vary from run to run: (pattern, replacement, why). Applied to shown and printed text.
@@ -103,7 +105,8 @@ class Shell:
     def __init__(self, cwd):
         self.cwd, self.code, self.skipped_used, self.ran = Path(cwd), 0, set(), 0
         # The folder holding the copy, as given and as resolved (macOS: /var -> /private/var): shown as …
-        self.outside = sorted({str(Path(cwd).parent), str(Path(cwd).resolve().parent)}, key=len, reverse=True)
+        folders = (Path(cwd).parent, Path(cwd).resolve().parent)
+        self.outside = sorted({*map(str, folders), *(folder.as_posix() for folder in folders)}, key=len, reverse=True)
         # Bytecode goes to a cache beside the copy (not into it): each script is compiled once, not 100 times.
         self.env = dict(os.environ, PYTHONIOENCODING="utf-8",
                         PYTHONPYCACHEPREFIX=str(Path(cwd).parent / "pycache"))
@@ -217,15 +220,15 @@ COMMANDS = {"cd": Shell.cd, "cp": Shell.cp, "rm": Shell.rm, "mv": Shell.mv, "mkd
             "echo": Shell.echo}
 
 
-# Windows prints paths with \ (in JSON: \\) where the documents show /: a separator between path characters.
-WINDOWS_SEPARATOR = re.compile(r"(?<=[\w.…-])(\\\\|\\)(?=[\w.-])")
+# Python's own message for a script it cannot find names the file in the platform's way (the scripts never do).
+MISSING_SCRIPT = re.compile(r"can't open file '[^']*'")
 
 
 def decoded(data):
-    text = data.decode("utf-8", errors="backslashreplace")
-    if os.name == "nt":
-        text = WINDOWS_SEPARATOR.sub("/", text.replace("\r\n", "\n"))
-    return text
+    """Printed bytes as the documents show them: Windows' line ends and `py -3` read as `\\n` and `python3`."""
+    text = data.decode("utf-8", errors="backslashreplace").replace("\r\n", "\n")
+    text = MISSING_SCRIPT.sub(lambda found: found.group().replace(os.sep, "/"), text)
+    return text.replace(f"{PYTHON} ", "python3 ")
 
 
 def difference(shown, printed):

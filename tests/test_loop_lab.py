@@ -27,7 +27,7 @@ import cli
 import export_review
 import harness
 import loop_lab
-from tests.support import WorkspaceTestCase
+from tests.support import PYTHON, WINDOWS, WorkspaceTestCase
 
 LESSON_CASES = (
     (("--run", "repair-01", "--scenario", "repair"),
@@ -334,7 +334,7 @@ class UsedNameTest(LoopTestCase):
         code, stdout, stderr = self.main("--run", "repair-01", "--scenario", "stuck", "--attempt-timeout", "2.5")
         self.assertEqual((code, stdout), (2, ""))
         self.assertIn("loop-runs/repair-01 已存在", stderr)
-        self.assertIn("loop_lab.py --run repair-02 --scenario stuck --attempt-timeout 2.5", stderr)
+        self.assertIn(f"{PYTHON} loop_lab.py --run repair-02 --scenario stuck --attempt-timeout 2.5", stderr)
         self.assertNoTraceback(stderr)
         self.assertEqual((self.root / "loop-runs" / "repair-01" / "loop.json").read_bytes(), before)
         self.assertEqual(self.child_names("repair-01"), ["repair-01-01", "repair-01-02"])
@@ -676,7 +676,7 @@ class InterruptTest(LoopTestCase):
             "runpy.run_path('loop_lab.py', run_name='__main__')\n", encoding="utf-8")
         return driver.name
 
-    @unittest.skipIf(os.name == "nt", "no signal to send to oneself on Windows")
+    @unittest.skipIf(WINDOWS, "Windows: os.kill() of oneself ends the process, no handler runs")
     def test_during_the_scripts_own_imports(self):
         for signal_name, reason in (("SIGINT", "keyboard_interrupt"), ("SIGTERM", "terminated")):
             with self.subTest(signal=signal_name):
@@ -691,7 +691,7 @@ class InterruptTest(LoopTestCase):
         self.assertEqual((code, json.loads(stdout)["status"]), (0, "needs_review"))
         self.assertEqual(self.read_record("late-stop")["status"], "needs_review")
 
-    @unittest.skipIf(os.name == "nt", "a signal sent to oneself behaves differently on Windows")
+    @unittest.skipIf(WINDOWS, "Windows: os.kill() of oneself ends the process, no handler runs")
     def test_a_real_signal_once_the_final_record_is_written_changes_nothing(self):
         real_write, real_print = loop_lab.write_json_atomic, loop_lab.print_json
 
@@ -715,7 +715,7 @@ class InterruptTest(LoopTestCase):
         self.assertEqual((code, json.loads(stdout)["status"]), (1, "stalled"))
         self.assertEqual(self.read_record("late-signal")["status"], "stalled")
 
-    @unittest.skipIf(os.name == "nt", "a signal sent to oneself behaves differently on Windows")
+    @unittest.skipIf(WINDOWS, "Windows: os.kill() of oneself ends the process, no handler runs")
     def test_a_ctrl_c_just_before_the_final_record_is_what_it_records(self):
         def stop_then_ctrl_c(loop_self):
             os.kill(os.getpid(), signal.SIGINT)  # pending when the loop turns to its final record
@@ -726,7 +726,7 @@ class InterruptTest(LoopTestCase):
         self.assertEqual((code, json.loads(stdout)["status"]), (130, "interrupted"))
         self.assertEqual(self.read_record("just-before")["status"], "interrupted")
 
-    @unittest.skipIf(os.name == "nt", "a signal sent to oneself behaves differently on Windows")
+    @unittest.skipIf(WINDOWS, "Windows: os.kill() of oneself ends the process, no handler runs")
     def test_a_real_ctrl_c_while_the_name_is_claimed_waits_for_the_first_record(self):
         real_write = loop_lab.write_json_atomic
 
@@ -788,7 +788,7 @@ class InterruptTest(LoopTestCase):
             for text in (json.dumps(record["handoff"], ensure_ascii=False), self.said):
                 self.assertNotRegex(text, r"\{[^{}\s]*[a-z_][^{}\s]*\}", name)  # e.g. {self.name}
 
-    @unittest.skipIf(os.name == "nt", "no SIGTERM to send to oneself on Windows")
+    @unittest.skipIf(WINDOWS, "Windows: os.kill(SIGTERM) ends the process at once, no handler runs")
     def test_a_real_sigterm_while_the_script_runs(self):
         driver = self.root / "sigterm_driver.py"
         driver.write_text(

@@ -173,11 +173,10 @@ class ArtifactTest(VerifierCase):
     def test_review_md_rewritten_with_its_hash_recorded_is_still_rejected(self):
         folder = self.exported("semantic")
         review, cards = folder / "review.md", folder / "cards.json"
-        review.write_text(review.read_text(encoding="utf-8").replace(REVERSED_ANSWER, "先检索，再生成。"),
-                          encoding="utf-8")
+        review.write_bytes(review.read_bytes().replace(REVERSED_ANSWER.encode("utf-8"), "先检索，再生成。".encode("utf-8")))
         record = json.loads(cards.read_text(encoding="utf-8"))
         record["review_md_sha256"] = sha256(review.read_bytes())
-        cards.write_text(json.dumps(record, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        cards.write_bytes((json.dumps(record, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
         self.assertEqual(verify_export.check_artifact(folder, self.notes), [review_differs(
             "artifact-semantic", 10, "「**答：** 先检索，再生成。」",
             "「**答：** 先让模型生成回答，再去检索相关段落，把检索到的段落附在回答后面作为…」")])
@@ -237,7 +236,7 @@ class ArtifactTest(VerifierCase):
         path = folder / "cards.json"
         record = json.loads(path.read_text(encoding="utf-8"))
         record["cards"][0]["note_id"] = ["A01"]
-        path.write_text(json.dumps(record, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        path.write_bytes((json.dumps(record, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
         try:
             problems = verify_export.check_artifact(folder, self.notes)
         except TypeError as exc:
@@ -249,7 +248,7 @@ class ArtifactTest(VerifierCase):
         path = folder / "cards.json"
         record = json.loads(path.read_text(encoding="utf-8"))
         record["schema"] = "review-cards/2"
-        path.write_text(json.dumps(record, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        path.write_bytes((json.dumps(record, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
         self.assertEqual(verify_export.check_artifact(folder, self.notes),
                          ["cards.json 的字段与导出格式 review-cards/1 不符：产物被改动过。"])
 
@@ -260,7 +259,7 @@ def forge(folder, edit_review):
     review.write_bytes(edit_review(review.read_bytes()))
     record = json.loads(cards.read_text(encoding="utf-8"))
     record["review_md_sha256"] = sha256(review.read_bytes())
-    cards.write_text(json.dumps(record, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    cards.write_bytes((json.dumps(record, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
 
 
 class ForgedReviewTest(VerifierCase):
@@ -307,7 +306,7 @@ class ForgedReviewTest(VerifierCase):
         cards = folder / "cards.json"
         record = json.loads(cards.read_text(encoding="utf-8"))
         record["review_md_sha256"] = "0" * 64
-        cards.write_text(json.dumps(record, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        cards.write_bytes((json.dumps(record, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
         self.assertEqual(verify_export.check_artifact(folder, self.notes), [REVIEW_HASH])
 
     def test_the_exporters_rendering_of_tricky_text_passes(self):
@@ -361,7 +360,7 @@ class StrictCardsJsonTest(VerifierCase):
                 change(record)
                 content = {key: record[key] for key in ("title", "cards", "notes")}
                 record["content_sha256"] = sha256((json.dumps(content, ensure_ascii=False, indent=2) + "\n").encode())
-                cards.write_text(json.dumps(record, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+                cards.write_bytes((json.dumps(record, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
                 self.assertEqual(verify_export.check_artifact(folder, self.notes), [CARDS_RELAID])
                 folder.rename(self.root / f"used-{change.__name__}")
 

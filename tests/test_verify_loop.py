@@ -71,7 +71,7 @@ class VerifyTestCase(SharedWorkspaceTestCase):
         self.keep(path)
         record = json.loads(path.read_text(encoding="utf-8"))
         change(record)
-        path.write_text(json.dumps(record, ensure_ascii=False, indent=2), encoding="utf-8")
+        path.write_bytes(json.dumps(record, ensure_ascii=False, indent=2).encode("utf-8"))
 
     @contextlib.contextmanager
     def forged(self, name, change):
@@ -547,7 +547,7 @@ class StrictRecordTest(VerifyTestCase):
         self.keep(path)
         text = path.read_text(encoding="utf-8")
         self.assertIn(old, text)
-        path.write_text(text.replace(old, new, 1), encoding="utf-8")
+        path.write_bytes(text.replace(old, new, 1).encode("utf-8"))
 
     def link(self, target, link):
         try:
@@ -642,7 +642,7 @@ class ClockTest(VerifyTestCase):
             record = json.loads(path.read_text(encoding="utf-8"))
             record.update(started_at=stamp(started + 0.1), finished_at=stamp(finished - 0.1),
                           duration_seconds=round(finished - started - 0.2, 3))
-            path.write_text(json.dumps(record, ensure_ascii=False, indent=2), encoding="utf-8")
+            path.write_bytes(json.dumps(record, ensure_ascii=False, indent=2).encode("utf-8"))
         return self.verdict("clk")
 
     def assertVerdict(self, verdict, result, *fragments):
@@ -867,7 +867,7 @@ class ExactRecordTest(VerifyTestCase):
         self.keep(path)
         record = json.loads(path.read_text(encoding="utf-8"))
         record["sample"] = ["bad-quote"]
-        path.write_text(json.dumps(record, ensure_ascii=False, indent=2), encoding="utf-8")
+        path.write_bytes(json.dumps(record, ensure_ascii=False, indent=2).encode("utf-8"))
         self.assertFails("s", "run.json 的 sample ['bad-quote'] 不是已知样例")
 
 
