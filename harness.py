@@ -276,7 +276,7 @@ def record_left_running(exc, run_dir):
 
 def unsaved_text(exc, run_dir):
     return (f"运行已完成，但记录没能写完：{cli.display_path(run_dir / 'run.json')} 没能更新为最终结果"
-            f"（{gloss(type(exc).__name__)}，{type(exc).__name__}），它仍是开始时的 running 记录；"
+            f"（{cli.gloss(type(exc).__name__)}，{type(exc).__name__}），它仍是开始时的 running 记录；"
             f"这次运行的输入和产物在运行目录 {cli.display_path(run_dir)} 里。常见原因是杀毒软件、索引或编辑器正打开着它。"
             f"关掉占用它的程序后，用 {cli.command(ROOT / 'verify_harness.py', run_dir)} 核对，再用新的运行名重跑。")
 

@@ -27,7 +27,7 @@ import cli
 import export_review
 import harness
 import loop_lab
-from tests.support import PYTHON, WINDOWS, WorkspaceTestCase
+from tests.support import WINDOWS, WorkspaceTestCase
 
 LESSON_CASES = (
     (("--run", "repair-01", "--scenario", "repair"),
@@ -334,7 +334,7 @@ class UsedNameTest(LoopTestCase):
         code, stdout, stderr = self.main("--run", "repair-01", "--scenario", "stuck", "--attempt-timeout", "2.5")
         self.assertEqual((code, stdout), (2, ""))
         self.assertIn("loop-runs/repair-01 已存在", stderr)
-        self.assertIn(f"{PYTHON} loop_lab.py --run repair-02 --scenario stuck --attempt-timeout 2.5", stderr)
+        self.assertIn("loop_lab.py --run repair-02 --scenario stuck --attempt-timeout 2.5", stderr)
         self.assertNoTraceback(stderr)
         self.assertEqual((self.root / "loop-runs" / "repair-01" / "loop.json").read_bytes(), before)
         self.assertEqual(self.child_names("repair-01"), ["repair-01-01", "repair-01-02"])
