@@ -64,7 +64,7 @@ def fresh_ids(folder):
         text = path.read_text(encoding="utf-8")
         old = json.loads(text).get("id")
         if old:
-            path.write_text(text.replace(old, secrets.token_hex(16)), encoding="utf-8")
+            path.write_bytes(text.replace(old, secrets.token_hex(16)).encode("utf-8"))
 
 
 def remove_loop(student, name):
@@ -76,7 +76,7 @@ def remove_loop(student, name):
 def forge(path, change):
     record = json.loads(path.read_text(encoding="utf-8"))
     change(record)
-    path.write_text(json.dumps(record, ensure_ascii=False, indent=2), encoding="utf-8")
+    path.write_bytes(json.dumps(record, ensure_ascii=False, indent=2).encode("utf-8"))
 
 
 def rename_loops(folder):
@@ -86,7 +86,7 @@ def rename_loops(folder):
         text = path.read_text(encoding="utf-8")
         for name in names:
             text = text.replace(f'"{name}', f'"mine-{name}').replace(f"/{name}", f"/mine-{name}")
-        path.write_text(text, encoding="utf-8")
+        path.write_bytes(text.encode("utf-8"))
     for top in ("loop-runs", "runs"):
         for path in sorted((folder / top).iterdir()):
             path.rename(path.with_name("mine-" + path.name))
@@ -157,8 +157,8 @@ class ClassCheckTest(SharedWorkspaceTestCase):
         cls.student(cd / "郑冬" / "lesson-14")
         shutil.rmtree(cd / "郑冬" / "lesson-14" / "runs")  # zipped loop-runs/ only
         (cd / "冯春" / ".git").mkdir(parents=True)  # a clone whose evidence .gitignore left out
-        (cd / "冯春" / ".gitignore").write_text("runs/\nloop-runs/\n", encoding="utf-8")
-        (cd / "冯春" / "README.md").write_text("# 工作区\n", encoding="utf-8")
+        (cd / "冯春" / ".gitignore").write_bytes("runs/\nloop-runs/\n".encode("utf-8"))
+        (cd / "冯春" / "README.md").write_bytes("# 工作区\n".encode("utf-8"))
         for name, member in (("陈夏.zip", "../../outside.txt"), ("褚秋.zip", "/etc/passwd"),
                              ("卫东.zip", RawInfo(b"loop-runs/repair-01/evil", mode=0o120777))):
             cls.zipped(name, extra=[(member, b"/etc/shadow")])
@@ -188,7 +188,7 @@ class ClassCheckTest(SharedWorkspaceTestCase):
                 cls.odd_names.append(name)
             except OSError:  # Windows refuses | < > and a newline in a name
                 shutil.rmtree(cd / name, ignore_errors=True)
-        (cd / "名单.txt").write_text("张三\n", encoding="utf-8")
+        (cd / "名单.txt").write_bytes("张三\n".encode("utf-8"))
         (cd / ".DS_Store").write_bytes(b"\0")
         (cd / "__MACOSX" / "张三").mkdir(parents=True)
 
@@ -378,9 +378,9 @@ class ClassOutputsTest(SharedWorkspaceTestCase):
 
     def test_targets_inside_the_class_links_and_other_files_are_refused_and_nothing_is_written(self):
         readme = (self.root / "README.md").read_bytes()
-        (self.root / "notes.csv").write_text("student,result\n", encoding="utf-8")
+        (self.root / "notes.csv").write_bytes("student,result\n".encode("utf-8"))
         (self.root / "fb").mkdir()
-        (self.root / "fb" / "张三.md").write_text("老师自己的笔记\n", encoding="utf-8")
+        (self.root / "fb" / "张三.md").write_bytes("老师自己的笔记\n".encode("utf-8"))
         linked = self.root / "linked.md"
         with contextlib.suppress(OSError, NotImplementedError):  # Windows without the privilege
             os.symlink(self.root / "AGENTS.md", linked)
@@ -428,7 +428,7 @@ class ClassOutputsTest(SharedWorkspaceTestCase):
         self.assertEqual((code, len(stdout.splitlines())), (1, 1))
         self.assertIn("请换一个可以写入的路径再运行一次。", stderr)
         report = self.root / "kept.md"
-        report.write_text("上一次的报告\n", encoding="utf-8")
+        report.write_bytes("上一次的报告\n".encode("utf-8"))
         with mock.patch("class_report.os.replace", side_effect=OSError("disk full")), self.assertRaises(OSError):
             class_report.write_text_atomic(report, "# 新报告\n", "utf-8")
         self.assertEqual(report.read_text(encoding="utf-8"), "上一次的报告\n")

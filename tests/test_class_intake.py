@@ -52,9 +52,9 @@ def fake_workspace(folder, loops=("repair-01",)):
     """The shape of a workspace with LOOPS: loop-runs/NAME/loop.json and runs/NAME-01/run.json."""
     for name in loops:
         (folder / "loop-runs" / name).mkdir(parents=True)
-        (folder / "loop-runs" / name / "loop.json").write_text("{}\n", encoding="utf-8")
+        (folder / "loop-runs" / name / "loop.json").write_bytes("{}\n".encode("utf-8"))
         (folder / "runs" / f"{name}-01").mkdir(parents=True)
-        (folder / "runs" / f"{name}-01" / "run.json").write_text("{}\n", encoding="utf-8")
+        (folder / "runs" / f"{name}-01" / "run.json").write_bytes("{}\n".encode("utf-8"))
     return folder
 
 
@@ -126,8 +126,8 @@ class IntakeTest(unittest.TestCase):
     def test_a_clone_without_evidence_says_gitignore(self):
         clone = self.class_dir / "wang-clone"
         (clone / ".git").mkdir(parents=True)
-        (clone / ".gitignore").write_text("runs/\nloop-runs/\n", encoding="utf-8")
-        (clone / "README.md").write_text("# x\n", encoding="utf-8")
+        (clone / ".gitignore").write_bytes("runs/\nloop-runs/\n".encode("utf-8"))
+        (clone / "README.md").write_bytes("# x\n".encode("utf-8"))
         self.assertPackaging("wang-clone", ".gitignore", "git add -f runs loop-runs")
 
     def test_an_unreadable_folder_is_packaging_naming_the_permission(self):
@@ -145,7 +145,7 @@ class IntakeTest(unittest.TestCase):
             self.assertPackaging("周九", "loop-runs/ 无法读取（没有读取权限）")
 
     def test_other_entries_are_packaging_or_refused(self):
-        (self.class_dir / "名单.txt").write_text("x", encoding="utf-8")
+        (self.class_dir / "名单.txt").write_bytes("x".encode("utf-8"))
         self.assertPackaging("名单.txt", "名单.txt 是普通文件，不是文件夹，也不是 .zip 压缩包")
         try:
             os.symlink(self.workspace, self.class_dir / "linked", target_is_directory=True)
@@ -196,7 +196,7 @@ class IntakeTest(unittest.TestCase):
         data = self.zip("whole.zip").read_bytes()
         (self.class_dir / "cut.zip").write_bytes(data[:len(data) // 2])
         self.assertPackaging("cut.zip", "cut.zip 已损坏或不完整，打不开")
-        (self.class_dir / "text.zip").write_text("not a zip", encoding="utf-8")
+        (self.class_dir / "text.zip").write_bytes("not a zip".encode("utf-8"))
         self.assertPackaging("text.zip", "已损坏或不完整")
         self.zip("clash.zip", extra=[("runs/x", b"a file"), ("runs/x/y", b"and a file inside it")])
         self.assertPackaging("clash.zip", "的成员 runs/x/y 取不出来")

@@ -61,7 +61,7 @@ class ExplainTestCase(SharedWorkspaceTestCase):
         original = path.read_bytes()
         record = json.loads(original)
         change(record)
-        path.write_text(json.dumps(record, ensure_ascii=False, indent=2), encoding="utf-8")
+        path.write_bytes(json.dumps(record, ensure_ascii=False, indent=2).encode("utf-8"))
         try:
             yield
         finally:

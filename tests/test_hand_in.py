@@ -148,7 +148,7 @@ class HandInTest(SharedWorkspaceTestCase):
     def test_links_pipes_and_claim_folders_are_left_out_and_said(self):
         workspace = self.student()
         (workspace / "loop-runs" / ".lock-repair-02").mkdir()
-        (workspace / "loop-runs" / ".lock-repair-02" / "loop.json").write_text("{}", encoding="utf-8")
+        (workspace / "loop-runs" / ".lock-repair-02" / "loop.json").write_bytes("{}".encode("utf-8"))
         left_out = ["loop-runs/.lock-repair-02"]
         if try_link(workspace / "runs" / "repair-01-01", workspace / "runs" / "link-01"):
             left_out.append("runs/link-01")

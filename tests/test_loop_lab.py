@@ -485,11 +485,11 @@ class FaultTest(LoopTestCase):
     def test_interrupt_in_a_subprocess_exits_130_with_one_line(self):
         # a sitecustomize-free way to inject Ctrl-C: a tiny driver script in the copy
         driver = self.root / "interrupt_driver.py"
-        driver.write_text(
+        driver.write_bytes((
             "import sys, export_review, loop_lab\n"
             "def stop(*args, **kwargs):\n    raise KeyboardInterrupt\n"
             "export_review.export_candidate = stop\n"
-            "sys.exit(loop_lab.main(sys.argv[1:]))\n", encoding="utf-8")
+            "sys.exit(loop_lab.main(sys.argv[1:]))\n").encode("utf-8"))
         code, stdout, stderr = self.run_cli("interrupt_driver.py", "--run", "ctrl-c", "--scenario", "repair")
         self.assertEqual(code, 130)
         self.assertEqual(stdout, '{"status": "interrupted", "reason": "keyboard_interrupt", '
@@ -666,14 +666,14 @@ class InterruptTest(LoopTestCase):
     def driver(self, signal_name):
         """A script that runs loop_lab.py as a learner would, with SIGNAL_NAME arriving while it imports harness."""
         driver = self.root / f"import_{signal_name}.py"
-        driver.write_text(
+        driver.write_bytes((
             "import os, runpy, signal, sys\n"
             "class Signal:\n"
             "    def find_spec(self, name, path=None, target=None):\n"
             f"        if name == 'harness':\n            os.kill(os.getpid(), signal.{signal_name})\n"
             "sys.meta_path.insert(0, Signal())\n"
             "sys.argv[0] = 'loop_lab.py'\n"
-            "runpy.run_path('loop_lab.py', run_name='__main__')\n", encoding="utf-8")
+            "runpy.run_path('loop_lab.py', run_name='__main__')\n").encode("utf-8"))
         return driver.name
 
     @unittest.skipIf(WINDOWS, "Windows: os.kill() of oneself ends the process, no handler runs")
@@ -791,12 +791,12 @@ class InterruptTest(LoopTestCase):
     @unittest.skipIf(WINDOWS, "Windows: os.kill(SIGTERM) ends the process at once, no handler runs")
     def test_a_real_sigterm_while_the_script_runs(self):
         driver = self.root / "sigterm_driver.py"
-        driver.write_text(
+        driver.write_bytes((
             "import os, runpy, signal, sys, export_review\n"
             "def stop(*args, **kwargs):\n    os.kill(os.getpid(), signal.SIGTERM)\n"
             "export_review.export_candidate = stop\n"
             "sys.argv[0] = 'loop_lab.py'\n"
-            "runpy.run_path('loop_lab.py', run_name='__main__')\n", encoding="utf-8")
+            "runpy.run_path('loop_lab.py', run_name='__main__')\n").encode("utf-8"))
         code, stdout, stderr = self.run_cli(driver.name, "--run", "sigterm", "--scenario", "repair")
         self.assertEqual((code, stdout), (130, interrupted_line("terminated", 1)))
         self.assertNoTraceback(stderr)

@@ -46,7 +46,7 @@ def replace_once(rel, old, new):
 
 def write(rel, text):
     def tamper(run_dir):
-        (run_dir / rel).write_text(text, encoding="utf-8")
+        (run_dir / rel).write_bytes(text.encode("utf-8"))
     return tamper
 
 
@@ -60,7 +60,7 @@ def change_record(change):
         path = run_dir / "run.json"
         record = json.loads(path.read_text(encoding="utf-8"))
         change(record, run_dir)
-        path.write_text(json.dumps(record, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        path.write_bytes((json.dumps(record, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
     return tamper
 
 
@@ -313,7 +313,7 @@ class CliTest(VerifyCase):
         review = edited / "artifact" / "review.md"
         review.write_bytes(review.read_bytes() + b" ")
         broken = self.make_run("bad-quote")
-        (broken / "run.json").write_text("{\"schema\": ", encoding="utf-8")
+        (broken / "run.json").write_bytes("{\"schema\": ".encode("utf-8"))
         for run_dir in (edited, broken):
             with self.subTest(run_dir.name):
                 code, out, err = self.run_cli("verify_harness.py", f"runs/{run_dir.name}")
@@ -362,7 +362,7 @@ if __name__ == "__main__":
 
 
 def as_harness_saves(path, record):
-    path.write_text(json.dumps(record, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    path.write_bytes((json.dumps(record, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
 
 
 class ForgedArtifactTest(VerifyCase):

@@ -145,7 +145,7 @@ class ForgeryTest(VerifyTestCase):
     def test_altered_artifact(self):
         self.make("alt-art", "repair")
         review = self.root / "runs" / "alt-art-02" / "artifact" / "review.md"
-        review.write_text(review.read_text(encoding="utf-8") + "\n多一句。\n", encoding="utf-8")
+        review.write_bytes((review.read_text(encoding="utf-8") + "\n多一句。\n").encode("utf-8"))
         self.assertFails("alt-art", "runs/alt-art-02", "review.md")
 
     def test_deleted_child_run(self):
@@ -789,8 +789,8 @@ class ExactRecordTest(VerifyTestCase):
                 path = self.record_path("r")
                 self.keep(path)
                 text = path.read_text(encoding="utf-8")
-                path.write_text(text.replace('{\n  "schema"', f'{{\n  "note": {constant},\n  "schema"', 1),
-                                encoding="utf-8")
+                path.write_bytes(text.replace('{\n  "schema"', f'{{\n  "note": {constant},\n  "schema"', 1)
+                                 .encode("utf-8"))
                 verdict = self.assertFails("r", f"loop-runs/r/loop.json 含有 {constant}（标准 JSON 没有这样的数）")
                 self.assertEqual(len(verdict["problems"]), 1)
                 self.doCleanups()
@@ -822,7 +822,7 @@ class ExactRecordTest(VerifyTestCase):
                 record = json.loads((late / "run.json").read_text(encoding="utf-8"))
                 stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(finished + offset))
                 record.update(run="after-03", started_at=stamp, finished_at=stamp)
-                (late / "run.json").write_text(json.dumps(record, ensure_ascii=False, indent=2), encoding="utf-8")
+                (late / "run.json").write_bytes(json.dumps(record, ensure_ascii=False, indent=2).encode("utf-8"))
                 verdict = self.verdict("after")
                 self.assertEqual(verdict["result"], result, verdict)
                 self.assertIn("runs/after-03 以本循环的名称为前缀", verdict["problems"][0])
@@ -928,7 +928,10 @@ class SpecialFileTest(VerifyTestCase):
     def test_a_record_linked_to_dev_zero_is_never_read(self):
         # a separate process with 1 GiB of address space and a time limit: a reader that followed the link
         # would fill memory (the issue saw 24 GB) instead of failing this test
-        import resource
+        try:
+            import resource
+        except ImportError:  # Windows has no resource module: no way to cap the child's memory
+            self.skipTest("no resource module (Windows): the child's memory cannot be capped")
         self.make("z", "repair")
         for rel in ("loop-runs/h/loop.json", "runs/z-01/run.json"):
             self.keep(self.root / rel)
@@ -1074,7 +1077,7 @@ class GuardTest(VerifyTestCase):
         valid = self.root / "samples" / "valid.json"
         self.keep(valid)
         bad = json.loads((self.root / "samples" / "bad-quote.json").read_text(encoding="utf-8"))
-        valid.write_text(json.dumps(dict(bad, title=bad["title"] + "（另一份）"), ensure_ascii=False), encoding="utf-8")
+        valid.write_bytes(json.dumps(dict(bad, title=bad["title"] + "（另一份）"), ensure_ascii=False).encode("utf-8"))
         shift = []
 
         def slow_second_child(root, name, sample):
@@ -1108,7 +1111,7 @@ class GuardTest(VerifyTestCase):
         error = {"type": "OSError", "message": "磁盘已满。"}
         run.update(status="needs_human", error=error, steps=[{"name": "export", "ok": False, "error_type": "OSError",
                                                                "message": "磁盘已满。"}])
-        child.write_text(json.dumps(run, ensure_ascii=False, indent=2), encoding="utf-8")
+        child.write_bytes(json.dumps(run, ensure_ascii=False, indent=2).encode("utf-8"))
         self.forge("on", lambda rec: rec["attempts"][0].update(
             status="needs_human", feedback={"error_type": "OSError", "message": "磁盘已满。"}))
         self.assertFails("on", "第 1 次尝试之后循环就应停止（needs_human/unexpected_error），记录里却还有第 2 次尝试")
