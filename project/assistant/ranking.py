@@ -6,8 +6,9 @@ two-character terms ("向量检索" -> 向量, 量检, 检索), Latin letters an
 Question words and particles (STOP_WORDS, STOP_CHARACTERS) are cut out first, so "什么" or
 "的" never make a note look relevant; a Chinese character left alone between them is a term of
 its own (notes index every character too). A note's terms are its body's plus its title's
-counted TITLE_WEIGHT times; notes are scored with BM25 (k1 = 1.2, b = 0.75). A few SYNONYMS
-groups count as one term. A two-character term seen only once in all the notes has its idf
+counted TITLE_WEIGHT times, and the words of its alias line (`notes`) counted once, so a
+learner's "prompt" or "chunk" finds the note that names it; notes are scored with BM25 (k1 = 1.2,
+b = 0.75). A few SYNONYMS groups count as one term. A two-character term seen only once in all the notes has its idf
 halved (it is more often where two words meet than a word).
 
 A query's terms weigh their idf; a bigram no note has that overlaps one a note has ("估检" in
@@ -15,9 +16,9 @@ A query's terms weigh their idf; a bigram no note has that overlaps one a note h
 UNKNOWN_TERM_WEIGHT once. No-hit threshold: a note is a hit only when the query terms it holds
 carry at least MIN_SHARE of the query's weight, so an unrelated question is not forced onto the
 note that happens to share one common word with it; after exact-phrase hits, a ranked hit must
-hold every term. Shared with: `notes.search` (`ranked_hits`), `demo_model` (`index_of`,
-`answer_score`: BM25 plus the weight the note's best sentence holds, and `best_sentence`, the
-sentence it quotes). The rules are written out in docs/assistant/DESIGN.md.
+hold every term. Shared with: `notes.search` (`ranked_hits`; `best_sentence` gives the snippet),
+`demo_model` (`index_of`, `answer_score`: BM25 plus the weight the note's best sentence holds),
+`passages` (`terms`, `note_terms`, `alternatives`). The rules are written out in docs/assistant/DESIGN.md.
 """
 import math
 import re
@@ -67,7 +68,7 @@ def alternatives(term):
     return _ALTERNATIVES.get(term, (term,))
 
 
-def _note_terms(text):
+def note_terms(text):
     """A note's terms: its bigrams and words, plus every Chinese character alone (a query may ask for one)."""
     return terms(text) + _CHINESE_CHARACTER.findall(STOP_WORDS.sub(" ", text))
 
@@ -80,7 +81,8 @@ class Index:
         self.counts = {}
         for note in self.notes:
             counted = {}
-            for term in _note_terms(note._norm_body) + _note_terms(note._norm_title) * TITLE_WEIGHT:
+            for term in (note_terms(note._norm_body) + note_terms(note._norm_aliases)
+                         + note_terms(note._norm_title) * TITLE_WEIGHT):
                 counted[term] = counted.get(term, 0) + 1
             self.counts[note.id] = counted
         lengths = [sum(counted.values()) for counted in self.counts.values()]
