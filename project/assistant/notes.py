@@ -13,6 +13,7 @@ say them (English names, Chinese paraphrases). Each `；`-separated group is one
 several names, the note's own word first. The line is not part of the body (never quoted, never a
 snippet); an exact phrase found in it is a body hit, and `ranking` indexes its words with the body.
 """
+import functools
 import re
 import unicodedata
 from pathlib import Path
@@ -26,6 +27,7 @@ _GROUP_SEPARATOR = re.compile(r"[；;]")
 _NAME_SEPARATOR = re.compile(r"[、，,]")
 
 
+@functools.lru_cache(maxsize=8192)  # the same note sentences are compared for every question
 def normalize(text: str) -> str:
     """The form used only for comparing: NFKC, casefold, trim, whitespace runs -> one space."""
     return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
@@ -87,8 +89,13 @@ def load_notes(notes_dir=NOTES_DIR) -> dict:
         except (OSError, UnicodeDecodeError) as exc:
             raise NotesError(f"笔记文件 {path.name} 无法读取（{type(exc).__name__}）："
                              "请确认它是 UTF-8 编码的文本文件。") from None
-        notes[path.stem] = Note(path.stem, text)
+        notes[path.stem] = _parsed(path.stem, text)
     return notes
+
+
+@functools.lru_cache(maxsize=256)  # each tool call reads the notes afresh; an unchanged note is parsed once
+def _parsed(note_id, text):
+    return Note(note_id, text)
 
 
 def search(query: str, notes=None, limit=5) -> list:
