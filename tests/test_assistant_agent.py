@@ -202,6 +202,17 @@ class StopReasons(LoopTestCase):
         self.assertEqual(self.history, [{"role": "user", "content": "问题"},
                                         {"role": "assistant", "content": outcome.answer}])
 
+    def test_finish_reasons_in_other_cases_are_read_the_same(self):
+        for finish, stop in (("LENGTH", "output_truncated"), (" Length ", "output_truncated"),
+                             ("CONTENT_FILTER", "model_refused"), ("Insufficient_System_Resource", "model_refused")):
+            with self.subTest(finish=finish):
+                runner = Runner()
+                outcome = self.ask(ScriptedModel(answer("", finish=finish)), runner)  # a refusal carries no text
+                self.assertEqual(outcome.stop, stop)
+                self.assertNotIn("空回答", outcome.answer)
+                self.assertEqual(runner.calls, [])
+        self.assertEqual(self.ask(ScriptedModel(answer("好", finish="STOP"))).stop, "answered")
+
     def test_refusals_run_no_tool(self):
         for finish in ("content_filter", "insufficient_system_resource"):
             with self.subTest(finish=finish):

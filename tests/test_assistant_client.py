@@ -55,6 +55,13 @@ class Retries(unittest.TestCase):
             with self.subTest(headers=headers):
                 self.assertEqual(retry.retry_delay(1, headers, **no_jitter), 1.0)
 
+    def test_a_wait_of_exactly_60_seconds_is_waited_and_one_just_above_stops(self):
+        plan = retry.plan_retry(0, 2, 429, {"retry-after": "60"}, random=lambda: 0.0)
+        self.assertEqual((plan.wait, plan.asked), (60.0, 60.0))
+        plan = retry.plan_retry(0, 2, 429, {"retry-after-ms": "60001"}, random=lambda: 0.0)
+        self.assertIsNone(plan.wait)
+        self.assertAlmostEqual(plan.asked, 60.001)
+
     def test_retry_after_as_http_date(self):
         date = {"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}
         self.assertEqual(retry.retry_delay(0, date, random=lambda: 0.0, now=lambda: 1445412480 - 5), 5.0)
@@ -525,6 +532,24 @@ class OtherServers(LoopbackCase):
         with self.assertRaises(errors.BadRequestError) as caught:
             chat.complete([], [])
         self.assertNotIsInstance(caught.exception, errors.ContextLengthError)
+
+
+class InterruptWhileWaiting(unittest.TestCase):
+    def test_ctrl_c_while_waiting_to_retry_says_so(self):
+        from assistant.agent import run_question
+        from assistant.transport import Reply
+
+        def limited(url, body, headers, attempt):
+            return Reply(429, {"retry-after": "30"}, json.dumps({"error": {"message": "slow down"}}).encode())
+
+        def interrupted_sleep(seconds):
+            raise KeyboardInterrupt
+        chat = client.ChatClient("http://127.0.0.1:9", "sk-test", send=limited, sleep=interrupted_sleep)
+        outcome = run_question(chat, [], "问题")
+        self.assertEqual((outcome.stop, chat.requests), ("interrupted", 1))
+        self.assertIn("已中断：等待第 1 次重试（服务端要求等待 30 秒）时按下了 Ctrl-C", outcome.answer)
+        self.assertNotIn("等待模型回应", outcome.answer)
+        self.assertEqual(outcome.tokens.used, 0)  # an error reply and a wait use nothing
 
 
 class TokenCharging(LoopbackCase):

@@ -5,6 +5,8 @@ as {"message", "finish_reason"}. Around each attempt: the token budget admits it
 `transport.post_json` sends it within the deadline, and on failure `retry.plan_retry` decides
 whether and when to try again. Every request carries `max_tokens` and
 `x-stainless-retry-count`. Sleep, randomness and the clocks are injected so tests never wait.
+A Ctrl-C during a wait before a retry carries `waiting_to_retry` = (retry number, wait, server's
+hint or None), so the stop message can say what was being waited for.
 Shared with: `config` (defaults), `errors` (what is raised), `budget`, `retry`, `transport`.
 """
 import json
@@ -68,7 +70,11 @@ class ChatClient:
                 self.retry_log.append((retries, plan.wait))
                 if self.on_retry:
                     self.on_retry(retries, plan.wait, plan.asked, exc)
-                self._sleep(plan.wait)
+                try:
+                    self._sleep(plan.wait)
+                except KeyboardInterrupt as interrupt:  # the person is told it was waiting to retry, not for a reply
+                    interrupt.waiting_to_retry = (retries, plan.wait, plan.asked)
+                    raise
 
     def _payload(self, messages, tools):
         if self.system_prompt and (not messages or messages[0].get("role") != "system"):
