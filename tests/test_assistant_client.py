@@ -472,6 +472,34 @@ class OtherServers(LoopbackCase):
                 self.assertEqual(chat.requests, 3)
                 self.assertIn("回应不完整", errors.describe_api_error(caught.exception))
 
+    def test_a_redirect_suggests_a_base_url_without_the_completions_path(self):
+        for location, base in (("https://api.example.com/v1/chat/completions", "https://api.example.com/v1"),
+                               ("/proxy/chat/completions/?x=1", "http://127.0.0.1:{port}/proxy")):
+            with self.subTest(location=location):
+                url = self.serve((308, {"Location": location}, {"error": {"message": "moved"}}))
+                chat = self.make(url, max_retries=0)
+                with self.assertRaises(errors.APIStatusError) as caught:
+                    chat.complete([], [])
+                message = errors.describe_api_error(caught.exception)
+                port = url.rstrip("/").rsplit(":", 1)[1]
+                self.assertIn(f"请把 DEEPSEEK_BASE_URL 改成 {base.format(port=port)}（", message)
+                self.assertNotIn("completions）。", message.replace("程序会自己加上 /chat/completions）。", ""))
+
+    def test_a_chunk_size_that_is_not_a_number_is_named_not_called_a_dropped_connection(self):
+        body = b"zz\r\n" + self.OK_BYTES + b"\r\n0\r\n\r\n"
+        chat = self.make(self.serve(*[("raw", {}, http_bytes(body, Transfer_Encoding="chunked"))] * 3))
+        with self.assertRaises(errors.MalformedResponseError) as caught:
+            chat.complete([], [])
+        message = errors.describe_api_error(caught.exception)
+        self.assertIn("分块大小应是十六进制数，收到的是“zz”", message)
+        self.assertNotIn("断", message)
+        self.assertEqual(chat.requests, 3)  # retried like a connection error, as the SDK does
+        cut_between_chunks = b"%x\r\n" % len(self.OK_BYTES) + self.OK_BYTES + b"\r\n"  # the size line never came
+        chat = self.make(self.serve(("raw", {}, http_bytes(cut_between_chunks, Transfer_Encoding="chunked"))),
+                         max_retries=0)
+        with self.assertRaises(errors.IncompleteResponseError):
+            chat.complete([], [])
+
     def test_whole_answers_in_other_framings_are_read(self):
         import gzip
         for name, whole in (("close-delimited", http_bytes(self.OK_BYTES, "HTTP/1.0 200 OK")),

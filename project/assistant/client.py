@@ -12,6 +12,7 @@ Shared with: `config` (defaults), `errors` (what is raised), `budget`, `retry`, 
 import json
 import random as random_module
 import time
+import urllib.parse
 
 from . import config, errors
 from .budget import BudgetExceeded, TokenBudget
@@ -31,7 +32,7 @@ class ChatClient:
                  now=time.time, *, system_prompt=config.SYSTEM_PROMPT, max_tokens=config.DEFAULT_MAX_TOKENS,
                  on_retry=None, send=post_json, clock=time.monotonic):
         self.base_url = base_url
-        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.url = base_url.rstrip("/") + errors.COMPLETIONS_PATH
         self.api_key = api_key
         self.name = model
         self.timeout = timeout
@@ -98,7 +99,10 @@ class ChatClient:
                 budget.charge(bound, estimated=True)
             raise
         if not 200 <= reply.status < 300:  # an error reply generated nothing
-            raise errors.status_error(reply.status, error_message(reply), reply.headers,
+            headers = dict(reply.headers)
+            if headers.get("location"):  # a relative redirect target is said in full
+                headers["location"] = urllib.parse.urljoin(self.url, headers["location"])
+            raise errors.status_error(reply.status, error_message(reply), headers,
                                       reply.body.decode("utf-8", errors="replace"))
         try:
             data = _decode(reply)
