@@ -261,6 +261,22 @@ class AskAgainstMockTest(WorkspaceTestCase):
         self.assertEqual(result["requests"], self.mock.stats("progress", "b")["session"]["requests"])
         self.assertIn("（预算 9000）。", stderr.rstrip().splitlines()[-1])
 
+    def test_the_minimum_budget_named_is_exactly_what_one_request_needs(self):
+        env = {"DEEPSEEK_API_KEY": "test", "DEEPSEEK_BASE_URL": f"{self.mock.url}/mode/plain/s/m"}
+
+        def ask(budget):
+            out = io.StringIO()
+            with patching.patch.dict(os.environ, env), contextlib.redirect_stdout(out), \
+                    contextlib.redirect_stderr(io.StringIO()):
+                code = app.main(["ask", "--json", "--max-tokens", str(budget), QUESTION])
+            return code, json.loads(out.getvalue())
+        code, refused = ask(100)
+        self.assertEqual((code, refused["stop"], refused["requests"]), (1, "token_budget", 0))
+        minimum = int(re.search(r"--max-tokens 至少要 (\d+)。", refused["answer"]).group(1))
+        self.assertEqual(ask(minimum - 1)[1]["requests"], 0)
+        code, answered = ask(minimum)
+        self.assertEqual((code, answered["stop"], answered["requests"]), (0, "answered", 1))
+
     def test_a_long_wait_is_named_on_stderr(self):
         env = {"DEEPSEEK_API_KEY": "test", "DEEPSEEK_BASE_URL": f"{self.mock.url}/mode/429-after/s/w"}
         code, stdout, stderr = self.run_cli("project/app.py", "ask", "--json", QUESTION, env=env)

@@ -371,6 +371,12 @@ class OtherStops(LoopTestCase):
         self.assertIn("token 预算是 100", outcome.answer)
         self.assertIn("--max-tokens", outcome.answer)
 
+    def test_a_budget_too_small_for_one_request_names_the_minimum(self):
+        outcome = self.ask(ScriptedModel(BudgetExceeded(4321, TokenBudget(100))), limits=agent.Limits(max_tokens=100))
+        self.assertEqual((outcome.stop, outcome.turns), ("token_budget", 0))
+        self.assertIn("--max-tokens 至少要 4321", outcome.answer)
+        self.assertNotIn("换个问法", outcome.answer)  # no rewording makes the first request fit
+
     def test_the_outcome_carries_the_question_budget(self):
         outcome = self.ask(ScriptedModel(answer("好")), limits=agent.Limits(max_tokens=5000))
         self.assertEqual(outcome.tokens.record(), {"used": 0, "estimated": False, "budget": 5000})

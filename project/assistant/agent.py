@@ -162,6 +162,9 @@ def interrupt_cause(exc) -> str:
 
 def _budget_message(state, exc):
     budget = exc.budget
+    if not budget.used:  # not even the first request fits: asking differently cannot help, a bigger budget can
+        return (f"已停止：这个问题的 token 预算是 {budget.limit}，而一次请求（系统提示词、工具说明、对话和问题的字节数，"
+                f"加上回复上限 max_tokens）最多可能用到 {exc.bound}，所以一次也没有发送。--max-tokens 至少要 {exc.bound}。")
     used = f"{budget.used}{'（含估计值）' if budget.estimated else ''}"
     return (f"已停止：这个问题的 token 预算是 {budget.limit}，已用 {used}，下一次请求最多可能用 {exc.bound}"
             f"（请求体 + max_tokens），超出了预算，所以没有发送。可以用 --max-tokens 调大预算；也{state.start_over()}")
