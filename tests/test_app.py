@@ -433,6 +433,20 @@ class ChatEndOfInputTest(unittest.TestCase):
                 self.assertIn("再见", said)
 
 
+class ChatFollowUpTest(unittest.TestCase):
+    def test_the_offline_demo_reads_a_follow_up_with_the_question_before(self):
+        typed = ["BM25 是什么？", "那向量检索呢？", "它的缺点是什么？", "/reset", "它的缺点是什么？", EOFError]
+        out = io.StringIO()
+        with patching.patch("builtins.input", side_effect=typed), contextlib.redirect_stdout(out), \
+                contextlib.redirect_stderr(io.StringIO()):
+            code = app.command_chat(app.build_parser().parse_args(["chat", "--offline"]))
+        answers = out.getvalue().split("助手 > ")[1:]
+        self.assertEqual((code, len(answers)), (0, 4))
+        self.assertIn("（接着上一问，理解为：向量检索的缺点是什么？）", answers[2])
+        self.assertIn("不一定敏感", answers[2])
+        self.assertNotIn("接着上一问", answers[3])  # after /reset there is no question to lean on
+
+
 class ServeTest(unittest.TestCase):
     def start(self, **options):
         server = app.make_server(0, **options)
