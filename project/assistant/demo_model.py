@@ -16,7 +16,7 @@ from .followup import read_in_context
 from .history import is_reminder, last_question_index
 from .notes import Note, load_notes, normalize
 from .passages import answering_passage
-from .ranking import MIN_SHARE, answer_score, index_of
+from .ranking import MIN_SHARE, STOP_WORDS, answer_score, index_of
 
 LABEL = "【离线演示】"
 MAX_SEARCHES = 4
@@ -25,7 +25,7 @@ _SEPARATORS = re.compile(r"[，。？！、；：,.?!;:“”\"'‘’（）()�
 _QUESTION_WORDS = re.compile(
     r"请问|请|是什么|什么是|为什么|为何|怎么样|怎么|怎样|如何|哪些|哪个|哪里|什么|有没有|是否|能否"
     r"|一下|介绍|解释|说说|讲讲|告诉我|吗|呢|吧|啊")
-_SUB_SEPARATORS = re.compile(r"\s+|的")
+_SUB_SEPARATORS = re.compile(r"\s+|的|" + STOP_WORDS.pattern)  # the words the ranking ignores also end a phrase
 _EDGE_FILLERS = " \t的了和与及在对把"
 
 
