@@ -13,8 +13,9 @@ adjacent sentences together, is a candidate passage, scored by:
 - a passage opening with a word that points back (它、这、因此 ...) lacks what it refers to, and
   one ending with a colon lacks what it announces: DANGLING is taken off, so the sentence before
   (or after) it comes along;
-- a list's opening line ("常见做法有以下几种：") answers what the paragraph before it raised: that
-  paragraph's terms count for a passage opening a list at CONTEXT_SHARE;
+- a list's opening line ("常见做法有以下几种：") answers what the text before it raised (back to the
+  paragraph break, or the whole paragraph before when it starts one): those terms count for a
+  passage opening a list at CONTEXT_SHARE;
 - a question term in the note's title names what the whole note is about, so every sentence is
   about it: at this level it weighs SUBJECT_SHARE of its weight;
 - a second sentence must earn its place: PAIR_COST is taken off a two-sentence passage, and the
@@ -81,7 +82,7 @@ def question_units(question, weights, note) -> list:
                           [tuple(terms(normalize(name))) for name in group]))
     units += [(weight, [(other,) for other in alternatives(term)])
               for term, weight in weights.items() if term not in grouped and weight > 0]
-    subject = set(terms(note._norm_title))
+    subject = set(terms(normalize(note.title)))
     return [(weight * SUBJECT_SHARE if any(subject.issuperset(option) for option in options) else weight, options)
             for weight, options in units]
 
@@ -97,7 +98,7 @@ def _names(asked, name):
 
 def passage_score(text, units, cues, context="") -> float:
     """What a passage of TEXT is worth for the question's UNITS and asking CUES (before the pair cost);
-    CONTEXT: the paragraph before a passage opening a list."""
+    CONTEXT: what a passage opening a list follows (`_lead_in`)."""
     score = _held(text, units) + CONTEXT_SHARE * _held(context, units)
     answered = [required for answer, required in cues if re.search(answer, text, re.MULTILINE)]
     if any(required for _, required in cues) and not any(answered):
@@ -112,10 +113,11 @@ def _held(text, units):
     return sum(weight for weight, options in units if any(held.issuperset(option) for option in options))
 
 
-def _paragraph_before(body, start):
-    """The paragraph that ends before START (list openers follow the paragraph they answer)."""
-    paragraphs = [part for part in body[:start].split("\n\n") if part.strip()]
-    return paragraphs[-1] if len(paragraphs) > 1 or body[:start].rstrip() != body[:start] else ""
+def _lead_in(body, start):
+    """What a list's opening line at START follows: the text before it in its paragraph, or the whole
+    paragraph before when it starts one."""
+    before = body[:start].rstrip()
+    return before[before.rfind("\n\n") + 1:].strip()
 
 
 def _opens_list(sentence):
@@ -145,14 +147,14 @@ def scored_passages(note, question, weights) -> list:
     adjacent pair whose first sentence leads, that fits MAX_PASSAGE and stands verbatim in the note."""
     units, cues = question_units(question, weights, note), asking_cues(question)
     spans = sentence_spans(note.body)
-    context = {span: _paragraph_before(note.body, span[0]) if _opens_list(note.body[span[0]:span[1]]) else ""
+    context = {span: _lead_in(note.body, span[0]) if _opens_list(note.body[span[0]:span[1]]) else ""
                for span in spans}
     single = {span: passage_score(note.body[span[0]:span[1]], units, cues, context[span]) for span in spans}
     scored = [(score, span) for span, score in single.items()]
     for first, second in zip(spans, spans[1:]):
         pair = (first[0], second[1])
         text = note.body[pair[0]:pair[1]]
-        needs_first = _POINTS_BACK.match(note.body[second[0]:second[1]]) or context[first]
+        needs_first = _POINTS_BACK.match(note.body[second[0]:second[1]]) or _opens_list(note.body[first[0]:first[1]])
         leads = single[first] >= single[second] or needs_first
         if leads and len(text) <= MAX_PASSAGE and text in note.text:
             scored.append((passage_score(text, units, cues, context[first]) - PAIR_COST, pair))
