@@ -182,6 +182,7 @@ class FollowUps(unittest.TestCase):
                          "工具调用的结果要怎么交还给模型？")
         self.assertEqual(read_in_context(["什么是回归测试？", "那缺点呢？"]), "回归测试的缺点是什么？")
         self.assertEqual(read_in_context(["什么是回归测试？", "它有什么用？"]), "回归测试有什么用？")
+        self.assertEqual(read_in_context(["RAG 里的 {k} 是什么？", "那 BM25 呢？"]), "BM25的 {k} 是什么？")  # only text
 
 
 class Passages(unittest.TestCase):

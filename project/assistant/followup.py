@@ -26,13 +26,13 @@ _ASKING_WORDS = re.compile(r"什么|怎么|如何|为什么|为何|哪|多大|�
 
 
 def split_subject(question) -> tuple:
-    """(subject, the question with "{}" in its place): "BM25 有什么缺点？" -> ("BM25", "{} 有什么缺点？"),
-    "什么是回归测试？" -> ("回归测试", "什么是{}？"); no subject -> ("", "")."""
+    """(what comes before the subject, the subject, what comes after it): "BM25 有什么缺点？" ->
+    ("", "BM25", "有什么缺点？"), "什么是回归测试？" -> ("什么是", "回归测试", "？"); no subject -> ("", "", "")."""
     opening = len(_OPENING.match(question).group())
     end = SUBJECT_END.search(question, opening)
     cut = end.start() if end else len(question)
     subject = question[opening:cut].strip()
-    return (subject, question[:opening] + "{}" + question[cut:]) if subject else ("", "")
+    return (question[:opening], subject, question[cut:]) if subject else ("", "", "")
 
 
 def read_with(question, previous) -> str:
@@ -40,14 +40,14 @@ def read_with(question, previous) -> str:
     question = question.strip()
     if not previous or len(question) > MAX_FOLLOW_UP:
         return question
-    subject, asked = split_subject(previous)
+    before, subject, after = split_subject(previous)
     with_ne = _WITH_NE.match(question)
     if with_ne and subject:
         named = with_ne.group(1)
         if re.fullmatch(ASPECTS, named):
             return f"{subject}的{named.removeprefix('它的').removeprefix('它')}是什么？"
         if not _ASKING_WORDS.search(named):
-            return asked.format(named)
+            return before + named + after
     pointing = POINTING.search(question)
     if pointing and subject:
         return question[:pointing.start()] + subject + question[pointing.end():]
