@@ -176,7 +176,7 @@ class FollowUps(unittest.TestCase):
         self.assertIn("理解为：400要不要重试？", answers[1])
         self.assertIn("不应重试", quote_of(answers[1]))
 
-    def test_a_question_that_stands_alone_is_read_as_it_is(self):
+    def test_how_each_question_is_read(self):
         self.assertEqual(read_in_context(["它的缺点是什么？"]), "它的缺点是什么？")  # nothing to lean on
         self.assertEqual(read_in_context(["BM25 是什么？", "工具调用的结果要怎么交还给模型？"]),
                          "工具调用的结果要怎么交还给模型？")
