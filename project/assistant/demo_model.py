@@ -15,8 +15,8 @@ import re
 from .followup import read_in_context
 from .history import is_reminder, last_question_index
 from .notes import Note, load_notes, normalize
-from .passages import answering_passage
-from .ranking import MIN_SHARE, STOP_WORDS, answer_score, index_of
+from .passages import answering_passage, best_sentence_weight
+from .ranking import MIN_SHARE, STOP_WORDS, index_of
 
 LABEL = "【离线演示】"
 MAX_SEARCHES = 4
@@ -122,7 +122,7 @@ def best_hit(searches, question):
     """Of every note the searches found, the one that answers the whole question best.
 
     Each search may find a different note first (a short phrase matches many); the question as
-    a whole decides between them (`ranking.answer_score`). A hit the question's terms do not
+    a whole decides between them (`answer_score`). A hit the question's terms do not
     reach at all still wins over nothing (the exact phrase of a search matched it); the earlier
     search breaks a tie.
     """
@@ -138,9 +138,17 @@ def best_hit(searches, question):
     by_id = {note.id: note for note in index.notes}
     if mostly_unknown(index, weights):
         return None
-    scored = [(answer_score(index, by_id[hit["note_id"]], weights) if hit.get("note_id") in by_id else 0.0, -order, hit)
+    scored = [(answer_score(index, by_id[hit["note_id"]], question, weights) if hit.get("note_id") in by_id else 0.0,
+               -order, hit)
               for order, hit in enumerate(candidates.values())]
     return max(scored, key=lambda item: item[:2])[2]
+
+
+def answer_score(index, note, question, weights) -> float:
+    """How well NOTE answers QUESTION: its BM25 score plus the weight its best sentence holds (terms of
+    the question found together in one sentence answer it better than scattered ones; a learner's name
+    for a term in the note's alias line is held by a sentence saying the note's own word)."""
+    return index.score(note, weights)[0] + best_sentence_weight(note, question, weights)
 
 
 def mostly_unknown(index, weights):

@@ -23,7 +23,8 @@ adjacent sentences together, is a candidate passage, scored by:
   that sentence cannot stand alone (it points back, or the first opens a list).
 
 The best passage wins, the earliest (then the shorter) on a tie. Shared with: `demo_model`
-(`answering_passage`). The rules are written out in docs/assistant/DESIGN.md.
+(`answering_passage`; `best_sentence_weight`, so the note is chosen by the same rule of what a sentence
+holds, alias groups included). The rules are written out in docs/assistant/DESIGN.md.
 """
 import re
 
@@ -66,7 +67,23 @@ def sentence_spans(body) -> list:
 
 
 def question_units(question, weights, note) -> list:
-    """[(weight, [alternative term tuples])]: what a passage must hold to hold each part of the question.
+    """[(weight, [alternative term tuples])]: what a passage must hold to hold each part of the question
+    (`named_units`), a term of the note's title at SUBJECT_SHARE of its weight."""
+    subject = set(terms(normalize(note.title)))
+    return [(weight * SUBJECT_SHARE if any(subject.issuperset(option) for option in options) else weight, options)
+            for weight, options in named_units(question, weights, note)]
+
+
+def best_sentence_weight(note, question, weights) -> float:
+    """The most of the question's WEIGHTS one sentence of NOTE holds, an alias group the question names
+    held by any of its names (`named_units`): what the note chooser adds to BM25."""
+    units = named_units(question, weights, note)
+    return max((_held(note.body[start:end], units) for start, end in sentence_spans(note.body)),
+               default=_held(note.body, units))
+
+
+def named_units(question, weights, note) -> list:
+    """[(weight, [alternative term tuples])] of QUESTION for NOTE: each term with its synonyms.
 
     WEIGHTS are the question's {term: weight}. A group of the note's aliases named in the question
     becomes one unit carrying its named terms' weight, held by a passage holding any of its names.
@@ -80,11 +97,8 @@ def question_units(question, weights, note) -> list:
             grouped |= carried
             units.append((sum(weights[term] for term in carried),
                           [tuple(terms(normalize(name))) for name in group]))
-    units += [(weight, [(other,) for other in alternatives(term)])
-              for term, weight in weights.items() if term not in grouped and weight > 0]
-    subject = set(terms(normalize(note.title)))
-    return [(weight * SUBJECT_SHARE if any(subject.issuperset(option) for option in options) else weight, options)
-            for weight, options in units]
+    return units + [(weight, [(other,) for other in alternatives(term)])
+                    for term, weight in weights.items() if term not in grouped and weight > 0]
 
 
 def _names(asked, name):

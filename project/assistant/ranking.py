@@ -9,7 +9,7 @@ its own (notes index every character too). A note's terms are its body's plus it
 counted TITLE_WEIGHT times, and the words of its alias line (`notes`) counted once, so a
 learner's "prompt" or "chunk" finds the note that names it; notes are scored with BM25 (k1 = 1.2,
 b = 0.75). A few SYNONYMS groups count as one term. A two-character term seen only once in all the notes has its idf
-halved (it is more often where two words meet than a word).
+halved (it is more often where two words meet than a word), unless an alias line names it (an alias is a word).
 
 A query's terms weigh their idf; a bigram no note has that overlaps one a note has ("估检" in
 "评估检索") weighs nothing; a stretch of bigrams no note has ("今天天气") weighs
@@ -17,7 +17,7 @@ UNKNOWN_TERM_WEIGHT once. No-hit threshold: a note is a hit only when the query 
 carry at least MIN_SHARE of the query's weight, so an unrelated question is not forced onto the
 note that happens to share one common word with it; after exact-phrase hits, a ranked hit must
 hold every term. Shared with: `notes.search` (`ranked_hits`; `best_sentence` gives the snippet),
-`demo_model` (`index_of`, `answer_score`: BM25 plus the weight the note's best sentence holds),
+`demo_model` (`index_of`, `Index.score`: the BM25 part of choosing a note),
 `passages` (`terms`, `note_terms`, `alternatives`). The rules are written out in docs/assistant/DESIGN.md.
 """
 import math
@@ -96,9 +96,11 @@ class Index:
         for counted in self.counts.values():
             for term, count in counted.items():
                 occurrences[term] = occurrences.get(term, 0) + count
-        # a two-character term seen once in all the notes is more often where two words meet than a word
-        self.idf = {term: math.log(1 + (total - df + 0.5) / (df + 0.5)) * (SEAM_DAMPING if occurrences[term] == 1
-                                                                         and len(term) == 2 else 1.0)
+        # a two-character term seen once in all the notes is more often where two words meet than a word;
+        # not one an alias line names: an alias is a word learners use (变好、评测), never a seam
+        named = {term for note in self.notes for term in terms(note._norm_aliases)}
+        self.idf = {term: math.log(1 + (total - df + 0.5) / (df + 0.5))
+                    * (SEAM_DAMPING if occurrences[term] == 1 and len(term) == 2 and term not in named else 1.0)
                     for term, df in frequency.items()}
 
     def weight(self, term):
@@ -210,9 +212,3 @@ def best_sentence(text, weights) -> str:
         if score > best_score:
             best, best_score = sentence, score
     return best
-
-
-def answer_score(index, note, weights) -> float:
-    """How well NOTE answers a question: its BM25 score plus the weight its best sentence holds
-    (terms of the question found together in one sentence answer it better than scattered ones)."""
-    return index.score(note, weights)[0] + held_weight(best_sentence(note.body, weights), weights)
