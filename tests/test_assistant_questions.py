@@ -85,9 +85,47 @@ ANSWERS = ENGLISH + [
     ("A11", "401 这种 API 错误应该交给谁处理？", "给人"),
     ("A12", "机械检查全部通过就能发布了吗？", "不等于内容正确"),
 ]
+DEV = [  # written by a colleague who had not read the code: learners' words, the phrase that answers
+    ("A01", "做 RAG 的时候一般捞回来几段给模型比较合适？top-k 设多少？", "前 3 到 5 段"),
+    ("A01", "为啥不能让模型先把答案写出来，再去找资料给它配上出处？", "只能凭记忆作答"),
+    ("A01", "我发现检索回来的段落根本不沾边，在 prompt 里让模型认真点能解决吗？", "先改进切块或检索方式"),
+    ("A02", "中文文档切 chunk 的话，一块大概切多大比较合适？", "300 到 800 字"),
+    ("A02", "相邻两个 chunk 之间要留多少重叠？", "10% 到 20%"),
+    ("A02", "切块的时候要不要把每块属于哪个标题也带上？有什么用？", "标题路径"),
+    ("A03", "BM25 跟向量检索比，到底哪种更适合搜型号、错误码这种东西？", "精确匹配"),
+    ("A03", "我换了个 embedding 模型，以前算好的向量还能接着用吗？", "重新计算向量"),
+    ("A03", "关键词检索和向量检索的结果想合到一起，用什么办法合并？", "RRF"),
+    ("A04", "一个好维护的 prompt 通常要拆成几块来写？", "五部分"),
+    ("A04", "哪些内容该放 system prompt 里，哪些该放到用户消息里？", "固定不变的部分"),
+    ("A04", "在 prompt 里写一句“不要瞎编”管用吗？更好的写法是啥？", "应该怎么做"),
+    ("A05", "想看检索效果好不好，一般用哪些指标打分？", "命中率"),
+    ("A05", "测试用例里要不要专门放一些笔记里压根没答案的问题？", "期望为空的用例"),
+    ("A05", "改完代码后有个用例挂了，我能不能直接把期望结果改掉让它通过？", "不要为了让测试通过"),
+    ("A06", "工具执行时抛异常了，还需要给模型回一条结果吗？", "也要返回一条结果"),
+    ("A06", "模型说要删掉某个文件，程序是不是照它说的执行就完了？", "执行权在程序手里"),
+    ("A06", "agent 一直在调工具停不下来，该怎么防？", "最多轮数和总时间"),
+    ("A07", "说好“最多试 3 次”，那到底是总共跑 3 次还是重试 3 次？", "一共 3 次"),
+    ("A07", "算耗时的时候直接拿系统时间相减可以吗？应该用什么？", "单调时钟"),
+    ("A07", "我的脚本每次报的错都一模一样，还要继续 retry 下去吗？", "大概率仍是同一结果"),
+    ("A08", "调 API 碰到 429 被 rate limit 了，该怎么处理？", "稍等后可以重试"),
+    ("A08", "为什么重试的等待时间里还要加一点随机的 jitter？", "同一时刻一起重试"),
+    ("A08", "官方 SDK 自己已经带了 retry，我在外面再包一层会有什么问题？", "成倍增加"),
+    ("A09", "估算 token 数的时候，能不能直接拿字数来凑？", "对应模型的分词器"),
+    ("A09", "聊着聊着模型老被前面一个错误回答带偏，有什么办法？", "/reset"),
+    ("A09", "判断会不会超出 context window 时，模型要输出的那部分也要算进去吗？", "给输出预留空间"),
+    ("A10", "引文能不能让模型用自己的话概括一下写？", "逐字复制原文"),
+    ("A10", "比对引文时，把标点和空格都去掉再比是不是更方便？会有什么问题？", "改写过的句子也能通过"),
+    ("A10", "引文检查全过了，是不是就说明模型的回答是对的？", "不说明回答的结论正确"),
+    ("A11", "工具报错只返回一句“无效输入”，模型会怎么样？", "原样重试"),
+    ("A11", "报错的时候要不要把 traceback 也一起丢给模型看？", "不要包含调用栈"),
+    ("A11", "API 返回 401 说密钥无效，要不要把这个错塞回对话让模型自己处理？", "立即停止并报告给人"),
+    ("A12", "格式、字段、引文这些自动检查全都过了，是不是就能直接发布了？", "不等于内容正确"),
+    ("A12", "审核通过以后我又改了几个字，还需要重新让人审一遍吗？", "需要重新审核"),
+    ("A12", "模型自己说“我已经检查过了，没问题”，这个能当作审核通过吗？", "不能代替独立的验证"),
+]
 UNRELATED = ["今天天气怎么样？", "Python 的 GIL 是什么？", "怎么做红烧肉？", "股票明天会涨吗？", "推荐一部电影", "如何学好英语口语？",
              "猫为什么喜欢纸箱？", "量子计算机的原理是什么？"]
-REQUIRED = {"QUESTIONS": (23, 20), "ANSWERS": (30, 27)}  # (right note, answering phrase) at least
+REQUIRED = {"QUESTIONS": (23, 20), "ANSWERS": (30, 27), "DEV": (35, 31)}  # (right note, answering phrase) at least
 # Questions whose subject is not the word a note's title carries: 提示词 and 错误/模型 are only what they are
 # about; what they ask (变好了还是变差了, 给人看 vs 给模型看) is what another note's alias line names.
 SUBJECT_NOT_CONTEXT = [("A05", "我改了提示词之后，怎么知道系统是变好了还是变差了？"),
@@ -136,6 +174,10 @@ class NaturalQuestions(unittest.TestCase):
     def test_the_quote_holds_what_answers_the_question(self):
         self.assertGreaterEqual(len(ANSWERS), 24)
         self.assert_required("ANSWERS", ANSWERS)
+
+    def test_questions_written_without_reading_the_code(self):
+        self.assertEqual(len(DEV), 36)
+        self.assert_required("DEV", DEV)
 
     def test_the_subject_outweighs_the_context(self):
         tested = {(note, question): phrase for note, question, phrase in QUESTIONS + ANSWERS}
@@ -226,8 +268,25 @@ class Passages(unittest.TestCase):
         self.assertEqual(passages.best_sentence_weight(note, "变坏了吗", {"变坏": 2.0}), 0.0)  # not a name of it
 
     def test_the_earliest_of_equal_passages_wins(self):
-        note = notes.Note("B01", "# 题目\n\n第一句讲苹果。第二句讲苹果。\n")
+        note = notes.Note("B01", "# 题目\n\n这篇讲水果。第一句讲苹果。第二句讲苹果。\n")
         self.assertEqual(passages.answering_passage(note, "苹果", {"苹果": 1.0}), "第一句讲苹果。")
+
+    def test_the_opening_sentence_answers_only_what_is_it(self):
+        note = notes.Note("B01", "# 苹果\n\n苹果是一种水果。苹果要洗干净再吃。\n")
+        self.assertEqual(passages.answering_passage(note, "苹果怎么吃", {"苹果": 1.0}), "苹果要洗干净再吃。")
+        self.assertEqual(passages.answering_passage(note, "苹果是什么", {"苹果": 1.0}), "苹果是一种水果。")
+
+    def test_a_list_item_and_an_example_come_with_what_they_continue(self):
+        note = notes.Note("B01", "# 题目\n\n做法如下：\n\n- 清洗：先用水冲。香蕉不用洗。\n- 切开：用刀。\n\n"
+                                 "梨要去皮。例如用削皮刀。\n")
+        self.assertEqual(passages.answering_passage(note, "香蕉", {"香蕉": 1.0}), "清洗：先用水冲。香蕉不用洗。")
+        self.assertEqual(passages.answering_passage(note, "削皮", {"削皮": 1.0}), "梨要去皮。例如用削皮刀。")
+
+    def test_what_the_question_asks_outweighs_its_setting(self):
+        note = notes.Note("B01", "# 题目\n\n这篇讲水果。苹果洗过了。\n\n梨也有。重新洗一遍没有必要。\n")
+        weights = {"苹果": 1.0, "洗过": 1.0, "重新": 1.3}  # the setting names more than what is asked
+        self.assertEqual(passages.answering_passage(note, "苹果洗过了，还要重新来吗？", weights), "重新洗一遍没有必要。")
+        self.assertEqual(passages.asking_cues("我改了几个字，还要审吗？"), passages.asking_cues("还要审吗？"))  # 了几个: no number asked
 
 
 class DemoModelChoices(unittest.TestCase):

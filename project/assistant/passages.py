@@ -8,19 +8,24 @@ adjacent sentences together, is a candidate passage, scored by:
   counts when the passage holds another name of it from the note's alias line ("prompt" is held
   by a sentence saying 提示词 in a note whose alias group is 提示词、prompt);
 - ASKING: what the question asks for, told by its asking words, and the sentences that give it
-  (多大 wants a number, 哪些 or 怎么办 a list or its opening line, 为什么 a reason, 区别 a
-  contrast, 要不要 a verdict ...); each kind the passage gives adds CUE_WEIGHT;
-- a passage opening with a word that points back (它、这、因此 ...) lacks what it refers to, and
-  one ending with a colon lacks what it announces: DANGLING is taken off, so the sentence before
-  (or after) it comes along;
+  (多大 wants a number, 哪些 or 怎么办 a list, its opening line or one of its items, 为什么 a reason,
+  区别 a contrast, 要不要 a verdict, 会怎么样 a consequence ...); each kind the passage gives adds CUE_WEIGHT;
+- a term only the question's setting names (a clause without an asking word: "审核通过以后我又改了几个字，"
+  before "还需要重新让人审一遍吗？") weighs SETTING_SHARE: the clause that asks is what wants answering;
+- a passage opening with a word that points back (它、这、因此、例如 ...) lacks what it refers to, one
+  ending with a colon lacks what it announces, and a list item's later sentence lacks the item's label
+  ("重置：…。话题已经改变…"): DANGLING is taken off, so the sentence before (or after) it comes along;
+- the note's opening sentence says what its subject is: DEFINITION_COST is taken off a passage starting
+  there unless the question asks what something is (DEFINITION_ASKED);
 - a list's opening line ("常见做法有以下几种：") answers what the text before it raised (back to the
   paragraph break, or the whole paragraph before when it starts one): those terms count for a
   passage opening a list at CONTEXT_SHARE;
 - a question term in the note's title names what the whole note is about, so every sentence is
   about it: at this level it weighs SUBJECT_SHARE of its weight;
-- a second sentence must earn its place: PAIR_COST is taken off a two-sentence passage, and the
-  first sentence leads: a pair whose second sentence alone scores higher is a candidate only when
-  that sentence cannot stand alone (it points back, or the first opens a list).
+- a second sentence must earn its place: PAIR_COST is taken off a two-sentence passage, and a pair
+  whose second sentence alone scores higher is a candidate only when the first holds some of the
+  question's terms or the second cannot stand alone (it points back, continues a list item, or the
+  first opens a list).
 
 The best passage wins, the earliest (then the shorter) on a tie. Shared with: `demo_model`
 (`answering_passage`; `best_sentence_weight`, so the note is chosen by the same rule of what a sentence
@@ -37,22 +42,29 @@ PAIR_COST = 0.3
 SUBJECT_SHARE = 0.5
 NO_CUE_SHARE = 0.5
 CONTEXT_SHARE = 0.5
+SETTING_SHARE = 0.6
+ASKING_WORD = r"吗|什么|怎么|如何|为啥|为何|哪|多少|多大|几|是不是|要不要|能不能|可不可以|该不该"
+DEFINITION_COST = 0.5
+DEFINITION_ASKED = r"什么是|是什么|是啥|啥是|什么叫|指什么|是怎么|怎么工作|原理|定义|概念"
 MAX_PASSAGE = 240  # characters: two sentences longer than this are not quoted together
 ASKING = (  # (asking words in the question, what a sentence that answers it holds, must it hold it)
-    (r"多大|多少|多长|多久|几个|几次|几段|几轮|几秒|比例",
+    (r"多大|多少|多长|多久|(?<!了)几(?:个|次|段|轮|秒|块)|比例",
      r"(?<![A-Za-z])\d|[两三四五六七八九十百千]+ ?(?:个|次|段|轮|秒|步|种|部分|字|样)", True),
     (r"哪些|哪几|几种|几步|包括什么|包含什么", r"[：:]$|以下|下面|如下|包括|组成|分成|分为|[^，。；]+、[^，。；]+、", True),
-    (r"有什么办法|怎么办", r"[：:]$|以下|下面|如下", True),
+    (r"有什么办法|怎么办", r"[：:]$|以下|下面|如下|\A[^，。：:\n]{1,8}[：:]", True),  # a list, or one of its items
     (r"什么时候|何时", r"之前|之后|以前|以后|开始|结束|时，|每次|每一", True),
-    (r"为什么|为何|原因", r"因为|所以|因此|否则|避免|以免|为了|才能|导致|由于|这样", True),
+    (r"为什么|为何|为啥|原因", r"因为|所以|因此|否则|避免|以免|为了|才能|导致|由于|这样", True),
     (r"区别|不同|差别|好还是|哪个好|对比|优点|缺点|不足|坏处|代价", r"而|但|相比|不如|缺点|优点|可靠|适合|代价|不一定|难以", False),
-    (r"要不要|能不能|可不可以|是不是|该不该|还要|吗|还算", r"不应|不能|不要|不必|应当|应该|必须|需要|可以|不是|不等于|也要|并不", False),
-    (r"怎么办|怎么处理|怎么避免|怎么解决|如何解决", r"应当|应该|不应|做法|办法|不要|先|改进", True),
+    (r"要不要|能不能|可不可以|是不是|该不该|还要|吗|还算", r"不应|不能|不要|不必|应当|应该|必须|需要|可以|不是|不等于|也要|并不|不说明|不代表|不够|没有用", False),
+    (r"会怎么样|会怎样|会有什么|什么后果|什么问题", r"往往|只会|就会|导致|可能|无法|容易", False),
+    (r"怎么办|怎么处理|怎么避免|怎么解决|如何解决|怎么防|有什么办法", r"应当|应该|不应|做法|办法|不要|先|改进", True),
+    (r"怎么知道|怎么判断|如何判断|怎么确认|怎么检查|如何检查|怎么核对", r"方法|做法|比较|对比|重新运行|核对", False),
     (r"怎么写|如何写|怎么设计", r"应当|应该|不要|注意", False),
 )
-_POINTS_BACK = re.compile(r"^(?:它|这|那|其|因此|所以)")
-_SENTENCE = re.compile(r"[^。！？\n]+[。！？]?")
+_POINTS_BACK = re.compile(r"^(?:它|这|那|其|因此|所以|例如|比如)")  # an example illustrates the sentence before it
+_SENTENCE = re.compile(r"[^。！？\n]+[。！？]?[”’」』]?")  # a closing quote after the full stop ends the sentence too
 _LIST_MARK = re.compile(r"^[\s\-*]*")
+_LIST_ITEM = re.compile(r"\s*[-*]\s")
 
 
 def sentence_spans(body) -> list:
@@ -68,10 +80,23 @@ def sentence_spans(body) -> list:
 
 def question_units(question, weights, note) -> list:
     """[(weight, [alternative term tuples])]: what a passage must hold to hold each part of the question
-    (`named_units`), a term of the note's title at SUBJECT_SHARE of its weight."""
+    (`named_units`), a term of the note's title at SUBJECT_SHARE of its weight, a term only the question's
+    setting names (`asked_terms`) at SETTING_SHARE."""
     subject = set(terms(normalize(note.title)))
-    return [(weight * SUBJECT_SHARE if any(subject.issuperset(option) for option in options) else weight, options)
-            for weight, options in named_units(question, weights, note)]
+    units = [(weight * SUBJECT_SHARE if any(subject.issuperset(option) for option in options) else weight, options)
+             for weight, options in named_units(question, weights, note)]
+    asked = asked_terms(question)
+    if not any(any(set(option) & asked for option in options) for _, options in units):
+        return units  # the asking clause names nothing of its own ("有什么办法？"): the rest is what it asks about
+    return [(weight if any(set(option) & asked for option in options) else weight * SETTING_SHARE, options)
+            for weight, options in units]
+
+
+def asked_terms(question) -> set:
+    """The terms of the question's clauses that carry an asking word: what it asks, the other clauses
+    being what it is about ("审核通过以后我又改了几个字，还需要重新让人审一遍吗？")."""
+    clauses = re.split(r"[，,；;。！!？?]", question)
+    return {term for clause in clauses if re.search(ASKING_WORD, clause) for term in note_terms(normalize(clause))}
 
 
 def best_sentence_weight(note, question, weights) -> float:
@@ -134,6 +159,12 @@ def _lead_in(body, start):
     return before[before.rfind("\n\n") + 1:].strip()
 
 
+def _continues_item(body, start):
+    """The sentence at START is a list item's second or later one: the item's opening names what it is about."""
+    line = body[body.rfind("\n", 0, start) + 1:start]
+    return _LIST_ITEM.match(line) is not None and line.strip() not in ("-", "*")
+
+
 def _opens_list(sentence):
     return sentence.endswith(("：", ":"))
 
@@ -158,18 +189,27 @@ def answering_passage(note: Note, question, weights) -> str:
 
 def scored_passages(note, question, weights) -> list:
     """[(score, (start, end))] of every candidate passage of NOTE's body: each sentence, and each
-    adjacent pair whose first sentence leads, that fits MAX_PASSAGE and stands verbatim in the note."""
+    adjacent pair whose first sentence earns its place, that fits MAX_PASSAGE and stands verbatim in the note."""
+    body, spans = note.body, sentence_spans(note.body)
     units, cues = question_units(question, weights, note), asking_cues(question)
-    spans = sentence_spans(note.body)
-    context = {span: _lead_in(note.body, span[0]) if _opens_list(note.body[span[0]:span[1]]) else ""
-               for span in spans}
-    single = {span: passage_score(note.body[span[0]:span[1]], units, cues, context[span]) for span in spans}
+    context = {span: _lead_in(body, span[0]) if _opens_list(body[span[0]:span[1]]) else "" for span in spans}
+    cost = _start_costs(body, spans, question)
+    single = {span: passage_score(body[span[0]:span[1]], units, cues, context[span]) - cost[span] for span in spans}
     scored = [(score, span) for span, score in single.items()]
     for first, second in zip(spans, spans[1:]):
         pair = (first[0], second[1])
-        text = note.body[pair[0]:pair[1]]
-        needs_first = _POINTS_BACK.match(note.body[second[0]:second[1]]) or _opens_list(note.body[first[0]:first[1]])
-        leads = single[first] >= single[second] or needs_first
-        if leads and len(text) <= MAX_PASSAGE and text in note.text:
-            scored.append((passage_score(text, units, cues, context[first]) - PAIR_COST, pair))
+        text = body[pair[0]:pair[1]]
+        needs_first = (_POINTS_BACK.match(body[second[0]:second[1]]) or _opens_list(body[first[0]:first[1]])
+                       or _continues_item(body, second[0]))
+        earns = single[first] >= single[second] or needs_first or _held(body[first[0]:first[1]], units) > 0
+        if earns and len(text) <= MAX_PASSAGE and text in note.text:
+            scored.append((passage_score(text, units, cues, context[first]) - PAIR_COST - cost[first], pair))
     return scored
+
+
+def _start_costs(body, spans, question) -> dict:
+    """What a passage starting at each span lacks: the note's opening sentence says what its subject is
+    (DEFINITION_COST unless that is asked); a list item's later sentence lacks the item's label (DANGLING)."""
+    asks_definition = re.search(DEFINITION_ASKED, question) is not None
+    return {span: (DEFINITION_COST if index == 0 and not asks_definition else 0.0)
+            + (DANGLING if _continues_item(body, span[0]) else 0.0) for index, span in enumerate(spans)}
