@@ -262,6 +262,16 @@ class Passages(unittest.TestCase):
     def test_how_big_wants_a_number(self):
         self.assertIn("300 到 800 字", self.passage("A02", "文档应该切成多大的块？"))
 
+    def test_a_number_is_not_a_digit_inside_an_id_nor_asked_by_a_few(self):
+        note = notes.Note("B01", "# 题目\n\n这篇讲水果。编号 A99 的苹果很甜。苹果每天吃 2 个。\n")
+        self.assertEqual(passages.answering_passage(note, "苹果吃多少个", {"苹果": 1.0}), "苹果每天吃 2 个。")
+        self.assertEqual(passages.asking_cues("好几个苹果能一起吃吗？"), passages.asking_cues("苹果能一起吃吗？"))
+
+    def test_a_weakness_asked_wants_a_weakness(self):
+        note = notes.Note("B01", "# 题目\n\n这篇讲水果。苹果很甜，人人都爱吃。\n\n梨也有。缺点是容易坏。\n")
+        quoted = passages.answering_passage(note, "苹果有啥缺点？", {"苹果": 2.0, "缺点": 0.5})
+        self.assertEqual(quoted, "缺点是容易坏。")
+
     def test_the_note_is_chosen_by_what_its_sentences_hold_alias_names_included(self):
         note = notes.Note("B01", "# 评估\n\n修改之后都要比较结果。\n\n别名：比较结果、变好\n")
         self.assertEqual(passages.best_sentence_weight(note, "变好了吗", {"变好": 2.0}), 2.0)

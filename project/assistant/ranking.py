@@ -34,7 +34,7 @@ STOP_WORDS = re.compile(
     r"为什么|为何|什么样|什么|怎么样|怎么办|怎么|怎样|如何|哪些|哪个|哪里|哪儿|是否|是不是|能不能|可不可以|有没有"
     r"|一下|一般|应该|应当|需要|可以|能够|时候|这个|那个|这些|那些|这样|那样|我们|你们|他们|我的|一个|一些"
     r"|请问|告诉|介绍|解释|说说|讲讲|关系|作用|意思|问题|东西|里面|之间|以及")
-STOP_CHARACTERS = set("的了吗呢吧啊呀和与及或在是把被对就也都又还很有要会让给从该我你他它这那些么")
+STOP_CHARACTERS = set("的了吗呢吧啊呀和与及或在是把被对就也都又还很有要会让给从该我你他它这那些么啥咋")
 ENGLISH_STOP_WORDS = {"a", "an", "the", "of", "to", "is", "are", "and", "or", "in", "on", "for", "what", "how"}
 # Words a learner uses for what the notes say in other words (keyword search cannot know them): each
 # group's terms count as one term, so a note holding any of them holds the question's word.
