@@ -5,33 +5,38 @@ DEEPSEEK_API_KEY is set (DEEPSEEK_BASE_URL, DEEPSEEK_MODEL, DEEPSEEK_TIMEOUT) an
 not given, else with the offline demo model. This file only wires that loop to a terminal or a
 page, and turns each stop reason into an exit code: 0 answered, 130 interrupted, 1 any other stop.
 """
+import signal
 import sys
 
-try:  # Ctrl-C while Python is still loading this script: 130 (and the --json line), never a traceback
-    import errno
-    import json
-    import os
-    from pathlib import Path
+_pressed_while_starting = []  # a Ctrl-C before main() takes over is remembered here and acted on there
 
-    HERE = Path(__file__).resolve().parent
-    sys.path[:0] = [str(HERE), str(HERE.parent)]  # `assistant` and the workspace's `cli`, from any cwd
 
-    from cli import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOP, EXIT_USAGE, ChineseArgumentParser,  # noqa: E402
-                     Terminated, print_json, run, say, use_safe_console)
-except KeyboardInterrupt:
-    if __name__ != "__main__":
-        raise
-    if "--json" in sys.argv:
-        sys.stdout.write('{"stop": "interrupted", "answer": "已中断：还没有开始提问。", "model": null, "offline": null, '
-                         '"requests": 0, "tool_calls": []}\n')
-    sys.stderr.write("已中断：笔记助手还在启动，没有发出任何请求。\n")  # the console's encoding; escapes where it has no Chinese
-    raise SystemExit(130) from None
+def _remember_ctrl_c(signum, frame):
+    """Installed first thing when run as a script: a Ctrl-C while Python loads the modules raises nothing
+    half-way through an import (that would be a traceback); main() ends the program as soon as it starts."""
+    _pressed_while_starting.append(signum)
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, _remember_ctrl_c)
+
+import errno  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent)]  # `assistant` and the workspace's `cli`, from any cwd
+
+from cli import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOP, EXIT_USAGE, ChineseArgumentParser,  # noqa: E402
+                 Terminated, print_json, run, say, use_safe_console)
 
 EXIT_CODES = ("退出码：0 成功（ask：模型给出了回答；serve：按 Ctrl-C 停止网页服务）；"
               "1 受控停止（ask：其他停止原因）；2 参数错误；130 被 Ctrl-C 中断。")
 EXIT_CODES_OF = {  # each subcommand's --help lists only the codes it can end with
     "ask": "退出码：0 模型给出了回答（包括“笔记中没有找到”）；1 其他停止原因；2 参数错误；130 被 Ctrl-C 中断。",
-    "chat": "退出码：0 用 /quit 或 Ctrl-D 结束对话；2 参数错误；130 开始对话前被 Ctrl-C 中断（对话中只中断当前回答）。",
+    "chat": "退出码：0 用 /quit 或结束输入（Windows：Ctrl-Z 然后回车；macOS / Linux：Ctrl-D）结束对话；2 参数错误；"
+            "130 开始对话前被 Ctrl-C 中断（对话中只中断当前回答）。",
     "search": "退出码：0 成功（没有命中也是成功）；1 有笔记文件读不出来；2 参数错误；130 被 Ctrl-C 中断。",
     "serve": "退出码：0 按 Ctrl-C 停止网页服务；2 参数错误或端口不能用。",
 }
@@ -57,6 +62,22 @@ class UsageError(Exception):
 
 
 # ---- shared by ask, chat and serve --------------------------------------------------------------
+
+def interrupted_record(answer, budget=None) -> dict:
+    """The result line of ask --json when Ctrl-C came before the loop had an outcome: every key a result has."""
+    return {"stop": "interrupted", "answer": answer, "model": None, "offline": None, "requests": 0, "tool_calls": [],
+            "turns": 0, "tokens": {"used": 0, "estimated": False, "budget": budget}, "error": None}
+
+
+def _budget_in(argv):
+    """--max-tokens N as typed, before the arguments are parsed (None when absent or not a number)."""
+    for index, word in enumerate(argv):
+        value = word.partition("=")[2] if word.startswith("--max-tokens=") else (
+            argv[index + 1] if word == "--max-tokens" and index + 1 < len(argv) else None)
+        if value is not None:
+            return int(value) if value.isascii() and value.isdigit() else None
+    return None
+
 
 def load_model(offline, env=None, on_retry=None):
     from assistant.config import make_model
@@ -170,7 +191,15 @@ def command_ask(args):
     return STOP_EXIT.get(outcome.stop, EXIT_STOP)
 
 
-def command_chat(args):
+def end_of_input_keys(platform) -> str:
+    """How a person ends typed input on PLATFORM (sys.platform): Windows' console wants Ctrl-Z, then Enter."""
+    return "Ctrl-Z 然后回车" if platform.startswith("win") else "Ctrl-D"
+
+
+END_OF_INPUT_LINES = ("\x04", "\x1a")  # Ctrl-D / Ctrl-Z that a terminal passed on as a character, not as end of input
+
+
+def command_chat(args, platform=None):
     try:
         import readline  # noqa: F401  (line editing where the platform has it)
     except ImportError:
@@ -179,24 +208,28 @@ def command_chat(args):
     model = load_model(args.offline, on_retry=show_retry)
     say(f"使用模型：{describe_model(model)}")
     budget = f"每个问题的 token 预算 {args.max_tokens}；" if args.max_tokens else ""
-    say(f"输入问题后回车。{budget}/reset 清空对话，/quit 退出；Ctrl-C 中断当前回答并回到提示符。")
+    keys = end_of_input_keys(platform or sys.platform)
     try:  # bytes the terminal cannot decode reach clean_question, which says so, instead of crashing input()
         sys.stdin.reconfigure(errors="surrogateescape")
     except (AttributeError, ValueError):
         pass
     history = []
+    # the last thing before the prompt, so a signal sent once this is read lands at the prompt
+    say(f"输入问题后回车。{budget}/reset 清空对话，/quit 或 {keys} 退出；Ctrl-C 中断当前回答并回到提示符。")
     while True:
         try:
             text = input("你 > ").strip()
         except EOFError:
-            say("\n再见。")
-            return EXIT_OK
+            text = END_OF_INPUT_LINES[0]
         except Terminated:  # SIGTERM / SIGHUP: the system asks the program to end, not the person to go back
             say("\n收到终止信号，聊天结束。")
             return EXIT_INTERRUPTED
         except KeyboardInterrupt:
-            say("\n（回到提示符；/quit 或 Ctrl-D 退出）")
+            say(f"\n（回到提示符；/quit 或 {keys} 退出）")
             continue
+        if text in END_OF_INPUT_LINES:
+            say("\n再见。")
+            return EXIT_OK
         if text in ("/quit", "/exit"):
             return EXIT_OK
         chat_line(model, history, text, args.max_tokens)
@@ -529,9 +562,28 @@ COMMANDS = {"ask": command_ask, "chat": command_chat, "search": command_search, 
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = None
+    try:
+        if signal.getsignal(signal.SIGINT) is _remember_ctrl_c:
+            signal.signal(signal.SIGINT, signal.default_int_handler)  # from here on each command says what it was doing
+        use_safe_console()
+        if _pressed_while_starting:
+            raise KeyboardInterrupt  # pressed while Python was still loading: end now, like any other Ctrl-C
+        args = build_parser().parse_args(argv)
+        return run_command(args)
+    except KeyboardInterrupt:
+        wants_json = getattr(args, "json", False) if args is not None else "--json" in argv
+        if wants_json and not getattr(args, "printed", False):  # --json promises one line, even before the loop
+            print_json(interrupted_record("已中断：还没有开始提问。",
+                                          getattr(args, "max_tokens", None) if args is not None else _budget_in(argv)))
+        say("\n已中断。" if args is not None else "已中断：笔记助手还在启动，没有发出任何请求。")
+        return EXIT_INTERRUPTED
+
+
+def run_command(args):
+    """The command's exit code; bad input (2) and an unreadable note (1) are said in Chinese."""
     from assistant.notes import NotesError
-    use_safe_console()
-    args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
     except UsageError as exc:
@@ -540,12 +592,6 @@ def main(argv=None):
     except NotesError as exc:  # a note file that cannot be read: the message names it
         say(f"错误：{exc}")
         return EXIT_STOP
-    except KeyboardInterrupt:
-        if getattr(args, "json", False) and not getattr(args, "printed", False):
-            print_json({"stop": "interrupted", "answer": "已中断：还没有开始提问。", "model": None, "offline": None,
-                        "requests": 0, "tool_calls": []})  # --json promises one line, even before the loop
-        say("\n已中断。")
-        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

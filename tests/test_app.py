@@ -193,18 +193,48 @@ class AskOfflineTest(WorkspaceTestCase):
         self.assertNoTraceback(stderr)
 
 
+RESULT_KEYS = ["stop", "answer", "model", "offline", "requests", "tool_calls", "turns", "tokens", "error"]
+
+
 class InterruptBeforeTheLoopTest(unittest.TestCase):
-    def test_ctrl_c_while_the_model_is_being_set_up_still_prints_one_json_line(self):
+    def main(self, *argv, **patches):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.ExitStack() as stack:
+            for name, value in patches.items():
+                stack.enter_context(patching.patch.object(app, name, value))
+            stack.enter_context(contextlib.redirect_stdout(out))
+            stack.enter_context(contextlib.redirect_stderr(err))
+            code = app.main(list(argv))
+        self.assertEqual(code, 130)
+        self.assertNotIn("Traceback", err.getvalue())
+        self.assertEqual(out.getvalue().count("\n"), 1)
+        line = json.loads(out.getvalue())
+        self.assertEqual(list(line), RESULT_KEYS)  # a script reading j["tokens"] or j["turns"] works
+        self.assertEqual((line["stop"], line["requests"], line["turns"], line["error"]), ("interrupted", 0, 0, None))
+        return line, err.getvalue()
+
+    def test_ctrl_c_while_the_model_is_being_set_up_still_prints_one_whole_json_line(self):
         def interrupted(*args, **kwargs):
             raise KeyboardInterrupt
-        out, err = io.StringIO(), io.StringIO()
-        with patching.patch.object(app, "load_model", interrupted), contextlib.redirect_stdout(out), \
-                contextlib.redirect_stderr(err):
-            code = app.main(["ask", "--json", QUESTION])
-        self.assertEqual(code, 130)
-        line = json.loads(out.getvalue())
-        self.assertEqual((line["stop"], line["requests"], out.getvalue().count("\n")), ("interrupted", 0, 1))
-        self.assertNotIn("Traceback", err.getvalue())
+        line, _ = self.main("ask", "--json", "--max-tokens", "5000", QUESTION, load_model=interrupted)
+        self.assertEqual(line["tokens"], {"used": 0, "estimated": False, "budget": 5000})
+
+    def test_ctrl_c_while_the_arguments_are_read(self):
+        parser = patching.Mock()
+        parser.return_value.parse_args.side_effect = KeyboardInterrupt
+        line, _ = self.main("ask", "--json", "--max-tokens=700", QUESTION, build_parser=parser)
+        self.assertEqual(line["tokens"]["budget"], 700)
+
+    def test_ctrl_c_while_python_was_still_loading_ends_as_soon_as_main_starts(self):
+        line, said = self.main("ask", "--json", QUESTION, _pressed_while_starting=[signal.SIGINT])
+        self.assertEqual(line["tokens"]["budget"], None)
+        self.assertIn("还在启动，没有发出任何请求", said)
+
+    def test_while_loading_a_ctrl_c_is_only_remembered(self):
+        remembered = []
+        with patching.patch.object(app, "_pressed_while_starting", remembered):
+            app._remember_ctrl_c(signal.SIGINT, None)  # raises nothing inside whatever import was running
+        self.assertEqual(remembered, [signal.SIGINT])
 
 
 class AskAgainstMockTest(WorkspaceTestCase):
@@ -260,6 +290,22 @@ class AskAgainstMockTest(WorkspaceTestCase):
         self.assertLessEqual(result["tokens"]["used"], 9000)
         self.assertEqual(result["requests"], self.mock.stats("progress", "b")["session"]["requests"])
         self.assertIn("（预算 9000）。", stderr.rstrip().splitlines()[-1])
+
+    def test_the_minimum_budget_named_is_exactly_what_one_request_needs(self):
+        env = {"DEEPSEEK_API_KEY": "test", "DEEPSEEK_BASE_URL": f"{self.mock.url}/mode/plain/s/m"}
+
+        def ask(budget):
+            out = io.StringIO()
+            with patching.patch.dict(os.environ, env), contextlib.redirect_stdout(out), \
+                    contextlib.redirect_stderr(io.StringIO()):
+                code = app.main(["ask", "--json", "--max-tokens", str(budget), QUESTION])
+            return code, json.loads(out.getvalue())
+        code, refused = ask(100)
+        self.assertEqual((code, refused["stop"], refused["requests"]), (1, "token_budget", 0))
+        minimum = int(re.search(r"--max-tokens 至少要 (\d+)。", refused["answer"]).group(1))
+        self.assertEqual(ask(minimum - 1)[1]["requests"], 0)
+        code, answered = ask(minimum)
+        self.assertEqual((code, answered["stop"], answered["requests"]), (0, "answered", 1))
 
     def test_a_long_wait_is_named_on_stderr(self):
         env = {"DEEPSEEK_API_KEY": "test", "DEEPSEEK_BASE_URL": f"{self.mock.url}/mode/429-after/s/w"}
@@ -358,6 +404,47 @@ class ChatInterruptTest(unittest.TestCase):
         self.assertEqual(model.problems, [])
         self.assertEqual([m["content"] for m in model.last_messages if m["role"] == "user"],
                          ["第一个问题", "第二个问题"])
+
+
+class ChatEndOfInputTest(unittest.TestCase):
+    def chat(self, typed, platform):
+        model = FakeModel()
+        out, err = io.StringIO(), io.StringIO()
+        with patching.patch("builtins.input", side_effect=typed), \
+                patching.patch.object(app, "load_model", return_value=model), \
+                contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = app.command_chat(app.build_parser().parse_args(["chat"]), platform=platform)
+        return code, model.requests, err.getvalue()
+
+    def test_each_platform_is_told_its_own_keys(self):
+        for platform, keys, other in (("win32", "/quit 或 Ctrl-Z 然后回车 退出", "Ctrl-D"),
+                                      ("linux", "/quit 或 Ctrl-D 退出", "Ctrl-Z"), ("darwin", "/quit 或 Ctrl-D 退出", "Ctrl-Z")):
+            with self.subTest(platform=platform):
+                code, _, said = self.chat([KeyboardInterrupt, EOFError], platform)
+                self.assertEqual(code, 0)
+                self.assertEqual(said.count(keys), 2, said)  # at the start, and after a Ctrl-C at the prompt
+                self.assertNotIn(other, said)
+
+    def test_a_line_that_is_only_ctrl_d_or_ctrl_z_ends_the_chat_and_is_not_asked(self):
+        for line in ("\x1a", "\x04", " \x1a "):
+            with self.subTest(line=line):
+                code, requests, said = self.chat([line, "不该被问到"], "win32")
+                self.assertEqual((code, requests), (0, 0))
+                self.assertIn("再见", said)
+
+
+class ChatFollowUpTest(unittest.TestCase):
+    def test_the_offline_demo_reads_a_follow_up_with_the_question_before(self):
+        typed = ["BM25 是什么？", "那向量检索呢？", "它的缺点是什么？", "/reset", "它的缺点是什么？", EOFError]
+        out = io.StringIO()
+        with patching.patch("builtins.input", side_effect=typed), contextlib.redirect_stdout(out), \
+                contextlib.redirect_stderr(io.StringIO()):
+            code = app.command_chat(app.build_parser().parse_args(["chat", "--offline"]))
+        answers = out.getvalue().split("助手 > ")[1:]
+        self.assertEqual((code, len(answers)), (0, 4))
+        self.assertIn("（接着上一问，理解为：向量检索的缺点是什么？）", answers[2])
+        self.assertIn("不一定敏感", answers[2])
+        self.assertNotIn("接着上一问", answers[3])  # after /reset there is no question to lean on
 
 
 class ServeTest(unittest.TestCase):

@@ -202,6 +202,17 @@ class StopReasons(LoopTestCase):
         self.assertEqual(self.history, [{"role": "user", "content": "问题"},
                                         {"role": "assistant", "content": outcome.answer}])
 
+    def test_finish_reasons_in_other_cases_are_read_the_same(self):
+        for finish, stop in (("LENGTH", "output_truncated"), (" Length ", "output_truncated"),
+                             ("CONTENT_FILTER", "model_refused"), ("Insufficient_System_Resource", "model_refused")):
+            with self.subTest(finish=finish):
+                runner = Runner()
+                outcome = self.ask(ScriptedModel(answer("", finish=finish)), runner)  # a refusal carries no text
+                self.assertEqual(outcome.stop, stop)
+                self.assertNotIn("空回答", outcome.answer)
+                self.assertEqual(runner.calls, [])
+        self.assertEqual(self.ask(ScriptedModel(answer("好", finish="STOP"))).stop, "answered")
+
     def test_refusals_run_no_tool(self):
         for finish in ("content_filter", "insufficient_system_resource"):
             with self.subTest(finish=finish):
@@ -359,6 +370,12 @@ class OtherStops(LoopTestCase):
         self.assertEqual(self.history[-1], {"role": "assistant", "content": outcome.answer})
         self.assertIn("token 预算是 100", outcome.answer)
         self.assertIn("--max-tokens", outcome.answer)
+
+    def test_a_budget_too_small_for_one_request_names_the_minimum(self):
+        outcome = self.ask(ScriptedModel(BudgetExceeded(4321, TokenBudget(100))), limits=agent.Limits(max_tokens=100))
+        self.assertEqual((outcome.stop, outcome.turns), ("token_budget", 0))
+        self.assertIn("--max-tokens 至少要 4321", outcome.answer)
+        self.assertNotIn("换个问法", outcome.answer)  # no rewording makes the first request fit
 
     def test_the_outcome_carries_the_question_budget(self):
         outcome = self.ask(ScriptedModel(answer("好")), limits=agent.Limits(max_tokens=5000))

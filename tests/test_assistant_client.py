@@ -55,6 +55,13 @@ class Retries(unittest.TestCase):
             with self.subTest(headers=headers):
                 self.assertEqual(retry.retry_delay(1, headers, **no_jitter), 1.0)
 
+    def test_a_wait_of_exactly_60_seconds_is_waited_and_one_just_above_stops(self):
+        plan = retry.plan_retry(0, 2, 429, {"retry-after": "60"}, random=lambda: 0.0)
+        self.assertEqual((plan.wait, plan.asked), (60.0, 60.0))
+        plan = retry.plan_retry(0, 2, 429, {"retry-after-ms": "60001"}, random=lambda: 0.0)
+        self.assertIsNone(plan.wait)
+        self.assertAlmostEqual(plan.asked, 60.001)
+
     def test_retry_after_as_http_date(self):
         date = {"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}
         self.assertEqual(retry.retry_delay(0, date, random=lambda: 0.0, now=lambda: 1445412480 - 5), 5.0)
@@ -465,6 +472,34 @@ class OtherServers(LoopbackCase):
                 self.assertEqual(chat.requests, 3)
                 self.assertIn("回应不完整", errors.describe_api_error(caught.exception))
 
+    def test_a_redirect_suggests_a_base_url_without_the_completions_path(self):
+        for location, base in (("https://api.example.com/v1/chat/completions", "https://api.example.com/v1"),
+                               ("/proxy/chat/completions/?x=1", "http://127.0.0.1:{port}/proxy")):
+            with self.subTest(location=location):
+                url = self.serve((308, {"Location": location}, {"error": {"message": "moved"}}))
+                chat = self.make(url, max_retries=0)
+                with self.assertRaises(errors.APIStatusError) as caught:
+                    chat.complete([], [])
+                message = errors.describe_api_error(caught.exception)
+                port = url.rstrip("/").rsplit(":", 1)[1]
+                self.assertIn(f"请把 DEEPSEEK_BASE_URL 改成 {base.format(port=port)}（", message)
+                self.assertNotIn("completions）。", message.replace("程序会自己加上 /chat/completions）。", ""))
+
+    def test_a_chunk_size_that_is_not_a_number_is_named_not_called_a_dropped_connection(self):
+        body = b"zz\r\n" + self.OK_BYTES + b"\r\n0\r\n\r\n"
+        chat = self.make(self.serve(*[("raw", {}, http_bytes(body, Transfer_Encoding="chunked"))] * 3))
+        with self.assertRaises(errors.MalformedResponseError) as caught:
+            chat.complete([], [])
+        message = errors.describe_api_error(caught.exception)
+        self.assertIn("分块大小应是十六进制数，收到的是“zz”", message)
+        self.assertNotIn("断", message)
+        self.assertEqual(chat.requests, 3)  # retried like a connection error, as the SDK does
+        cut_between_chunks = b"%x\r\n" % len(self.OK_BYTES) + self.OK_BYTES + b"\r\n"  # the size line never came
+        chat = self.make(self.serve(("raw", {}, http_bytes(cut_between_chunks, Transfer_Encoding="chunked"))),
+                         max_retries=0)
+        with self.assertRaises(errors.IncompleteResponseError):
+            chat.complete([], [])
+
     def test_whole_answers_in_other_framings_are_read(self):
         import gzip
         for name, whole in (("close-delimited", http_bytes(self.OK_BYTES, "HTTP/1.0 200 OK")),
@@ -525,6 +560,24 @@ class OtherServers(LoopbackCase):
         with self.assertRaises(errors.BadRequestError) as caught:
             chat.complete([], [])
         self.assertNotIsInstance(caught.exception, errors.ContextLengthError)
+
+
+class InterruptWhileWaiting(unittest.TestCase):
+    def test_ctrl_c_while_waiting_to_retry_says_so(self):
+        from assistant.agent import run_question
+        from assistant.transport import Reply
+
+        def limited(url, body, headers, attempt):
+            return Reply(429, {"retry-after": "30"}, json.dumps({"error": {"message": "slow down"}}).encode())
+
+        def interrupted_sleep(seconds):
+            raise KeyboardInterrupt
+        chat = client.ChatClient("http://127.0.0.1:9", "sk-test", send=limited, sleep=interrupted_sleep)
+        outcome = run_question(chat, [], "问题")
+        self.assertEqual((outcome.stop, chat.requests), ("interrupted", 1))
+        self.assertIn("已中断：等待第 1 次重试（服务端要求等待 30 秒）时按下了 Ctrl-C", outcome.answer)
+        self.assertNotIn("等待模型回应", outcome.answer)
+        self.assertEqual(outcome.tokens.used, 0)  # an error reply and a wait use nothing
 
 
 class TokenCharging(LoopbackCase):

@@ -7,6 +7,7 @@ and its named guard checks), `cycle` (the no-progress detector and its reminder)
 (what the API accepts, sealing, reminders), `budget` (the token budget), `client` (ChatClient),
 `retry` (the SDK retry rule), `transport` (one HTTP request within a deadline), `errors` (failure
 classes and their Chinese sentences), `config` (environment, make_model), `demo_model` (offline
-DemoModel). The rules are written out in docs/assistant/DESIGN.md. Nothing is imported here so
+DemoModel), `passages` (the sentences of a note that answer a question), `followup` (a short
+follow-up question read with the one before). The rules are written out in docs/assistant/DESIGN.md. Nothing is imported here so
 that each command loads only what it uses.
 """

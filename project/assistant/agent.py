@@ -141,7 +141,18 @@ def ask_model(state):
         reason = "context_full" if isinstance(exc, ContextLengthError) else "api_error"
         return state.stop(reason, describe_api_error(exc, chat=state.chat), exc)
     except KeyboardInterrupt as exc:
-        return state.stop("interrupted", f"已中断：等待模型回应时{interrupt_cause(exc)}，这个问题没有结论。{state.next_step()}")
+        return state.stop("interrupted", f"已中断：{waiting_for(exc)}时{interrupt_cause(exc)}，这个问题没有结论。"
+                                         f"{state.next_step()}")
+
+
+def waiting_for(exc) -> str:
+    """What the loop was waiting for when EXC came: a model reply, or the wait before a retry (the client says)."""
+    waiting = getattr(exc, "waiting_to_retry", None)
+    if not waiting:
+        return "等待模型回应"
+    number, wait, asked = waiting
+    why = f"服务端要求等待 {asked:g} 秒" if asked is not None else f"{wait:.2f} 秒后重试"
+    return f"等待第 {number} 次重试（{why}）"
 
 
 def interrupt_cause(exc) -> str:
@@ -151,14 +162,20 @@ def interrupt_cause(exc) -> str:
 
 def _budget_message(state, exc):
     budget = exc.budget
+    if not budget.used:  # not even the first request fits: asking differently cannot help, a bigger budget can
+        return (f"已停止：这个问题的 token 预算是 {budget.limit}，而一次请求（系统提示词、工具说明、对话和问题的字节数，"
+                f"加上回复上限 max_tokens）最多可能用到 {exc.bound}，所以一次也没有发送。--max-tokens 至少要 {exc.bound}。")
     used = f"{budget.used}{'（含估计值）' if budget.estimated else ''}"
     return (f"已停止：这个问题的 token 预算是 {budget.limit}，已用 {used}，下一次请求最多可能用 {exc.bound}"
             f"（请求体 + max_tokens），超出了预算，所以没有发送。可以用 --max-tokens 调大预算；也{state.start_over()}")
 
 
 def check_finish_reason(state, choice):
-    """output_truncated / model_refused: the response is discarded and no tool of it runs."""
-    finish = choice.get("finish_reason")
+    """output_truncated / model_refused: the response is discarded and no tool of it runs.
+
+    Compared without case or surrounding spaces: a compatible server saying "LENGTH" cut the reply all the same.
+    """
+    finish = str(choice.get("finish_reason") or "").strip().lower()
     if finish == "length":
         return state.stop("output_truncated", TRUNCATED)
     if finish in REFUSALS:

@@ -5,11 +5,14 @@ as {"message", "finish_reason"}. Around each attempt: the token budget admits it
 `transport.post_json` sends it within the deadline, and on failure `retry.plan_retry` decides
 whether and when to try again. Every request carries `max_tokens` and
 `x-stainless-retry-count`. Sleep, randomness and the clocks are injected so tests never wait.
+A Ctrl-C during a wait before a retry carries `waiting_to_retry` = (retry number, wait, server's
+hint or None), so the stop message can say what was being waited for.
 Shared with: `config` (defaults), `errors` (what is raised), `budget`, `retry`, `transport`.
 """
 import json
 import random as random_module
 import time
+import urllib.parse
 
 from . import config, errors
 from .budget import BudgetExceeded, TokenBudget
@@ -29,7 +32,7 @@ class ChatClient:
                  now=time.time, *, system_prompt=config.SYSTEM_PROMPT, max_tokens=config.DEFAULT_MAX_TOKENS,
                  on_retry=None, send=post_json, clock=time.monotonic):
         self.base_url = base_url
-        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.url = base_url.rstrip("/") + errors.COMPLETIONS_PATH
         self.api_key = api_key
         self.name = model
         self.timeout = timeout
@@ -68,7 +71,11 @@ class ChatClient:
                 self.retry_log.append((retries, plan.wait))
                 if self.on_retry:
                     self.on_retry(retries, plan.wait, plan.asked, exc)
-                self._sleep(plan.wait)
+                try:
+                    self._sleep(plan.wait)
+                except KeyboardInterrupt as interrupt:  # the person is told it was waiting to retry, not for a reply
+                    interrupt.waiting_to_retry = (retries, plan.wait, plan.asked)
+                    raise
 
     def _payload(self, messages, tools):
         if self.system_prompt and (not messages or messages[0].get("role") != "system"):
@@ -92,7 +99,10 @@ class ChatClient:
                 budget.charge(bound, estimated=True)
             raise
         if not 200 <= reply.status < 300:  # an error reply generated nothing
-            raise errors.status_error(reply.status, error_message(reply), reply.headers,
+            headers = dict(reply.headers)
+            if headers.get("location"):  # a relative redirect target is said in full
+                headers["location"] = urllib.parse.urljoin(self.url, headers["location"])
+            raise errors.status_error(reply.status, error_message(reply), headers,
                                       reply.body.decode("utf-8", errors="replace"))
         try:
             data = _decode(reply)

@@ -2,26 +2,30 @@
 
 It goes through the very same loop, guards and history as the real model: it answers
 `complete(messages, tools)` with tool calls or a final answer. Its script, decided only by
-the messages since the last user question: (1) search the key phrases picked out of the
-question, (2) read the best hit, (3) answer with a verbatim quote and its source; when no
-search finds anything, "nothing in the notes" is its (normal) answer. Every answer says it
-comes from the offline demo, so nobody mistakes it for a model's understanding.
+the messages: (1) search the key phrases picked out of the question, (2) read the best hit,
+(3) answer with the passage of that note that answers the question (`passages`), verbatim, and
+its source; when no search finds anything, "nothing in the notes" is its (normal) answer; when
+the note cannot be read, the hit's snippet. A short follow-up question ("它的缺点是什么？") is
+read together with the questions before it (`followup`), and the answer says how it was read.
+Every answer says it comes from the offline demo, so nobody mistakes it for a model's understanding.
 """
 import json
 import re
 
-from .history import last_question_index
-from .notes import load_notes, normalize
-from .ranking import MIN_SHARE, answer_score, best_sentence, index_of
+from .followup import read_in_context
+from .history import is_reminder, last_question_index
+from .notes import Note, load_notes, normalize
+from .passages import answering_passage, best_sentence_weight
+from .ranking import MIN_SHARE, STOP_WORDS, index_of
 
 LABEL = "【离线演示】"
 MAX_SEARCHES = 4
-MAX_QUOTE = 200
+MAX_QUOTE = 240
 _SEPARATORS = re.compile(r"[，。？！、；：,.?!;:“”\"'‘’（）()《》【】\[\]<>]+")
 _QUESTION_WORDS = re.compile(
     r"请问|请|是什么|什么是|为什么|为何|怎么样|怎么|怎样|如何|哪些|哪个|哪里|什么|有没有|是否|能否"
     r"|一下|介绍|解释|说说|讲讲|告诉我|吗|呢|吧|啊")
-_SUB_SEPARATORS = re.compile(r"\s+|的")
+_SUB_SEPARATORS = re.compile(r"\s+|的|" + STOP_WORDS.pattern)  # the words the ranking ignores also end a phrase
 _EDGE_FILLERS = " \t的了和与及在对把"
 
 
@@ -54,30 +58,44 @@ class DemoModel:
     def complete(self, messages: list, tools: list, budget=None) -> dict:
         """The next step for MESSAGES; BUDGET is accepted like the client's, and nothing is charged to it."""
         self.requests += 1
-        question, results = _since_last_question(messages)
+        asked, results = _since_last_question(messages)
+        question = read_in_context(_questions(messages))
+        reading = f"（接着上一问，理解为：{question}）" if question != asked.strip() else ""
         available = {tool["function"]["name"] for tool in tools}
-        read = [result for result in results if result["name"] == "read_note" and not result["error"]]
+        read = [note for note in map(_read_note, results) if note is not None]
         if read:
-            return _answer(_quote_answer(_json(read[-1]["content"], {}), results))
+            return _answer(reading + _quote_answer(read[-1], question))
         searches = [result for result in results if result["name"] == "search_notes"]
         if not searches:
             phrases = key_phrases(question)[:MAX_SEARCHES]
             if not phrases or "search_notes" not in available:
-                return _answer(f"{LABEL}没能从问题中找出可以搜索的关键词，请换个说法，"
-                               "例如直接写出想查的术语。")
+                return _answer("没能从问题中找出可以搜索的关键词，请换个说法，例如直接写出想查的术语。")
             return _calls("search_notes", [{"query": phrase} for phrase in phrases], len(results))
         if all(result["error"] for result in searches):
-            return _answer(f"{LABEL}搜索笔记时工具出错：{searches[0]['content']}")
+            return _answer(f"搜索笔记时工具出错：{searches[0]['content']}")
         best = best_hit(searches, question)
         tried = "、".join(f"“{result['arguments'].get('query', '')}”" for result in searches)
         if best is None:
-            return _answer(f"{LABEL}笔记中没有找到相关内容（搜索过：{tried}）。"
+            return _answer(f"{reading}笔记中没有找到相关内容（搜索过：{tried}）。"
                            "可以换个关键词再问，或直接搜索笔记里的词。")
-        failed_reads = [result for result in results if result["name"] == "read_note"]
-        if failed_reads or "read_note" not in available:
-            return _answer(f"{LABEL}搜索命中了笔记 {best['note_id']}《{best['title']}》，"
+        tried_reading = any(result["name"] == "read_note" for result in results)
+        if tried_reading or "read_note" not in available:  # a read that failed is not tried again
+            return _answer(f"{reading}搜索命中了笔记 {best['note_id']}《{best['title']}》，"
                            f"但没能读取全文。命中的片段：{best['snippet']}")
         return _calls("read_note", [{"note_id": best["note_id"]}], len(results))
+
+
+def _questions(messages):
+    """The user's questions in the conversation so far, in order (loop reminders are not questions)."""
+    return [str(message.get("content") or "") for message in messages
+            if message.get("role") == "user" and not is_reminder(message)]
+
+
+def _read_note(result):
+    """The note a read_note returned, or None: a failed read ("错误：…") or one without a note is never cited."""
+    note = _json(result["content"], None) if result["name"] == "read_note" else None
+    fields = ("note_id", "title", "text")
+    return note if isinstance(note, dict) and all(isinstance(note.get(key), str) and note[key] for key in fields) else None
 
 
 def _since_last_question(messages):
@@ -104,7 +122,7 @@ def best_hit(searches, question):
     """Of every note the searches found, the one that answers the whole question best.
 
     Each search may find a different note first (a short phrase matches many); the question as
-    a whole decides between them (`ranking.answer_score`). A hit the question's terms do not
+    a whole decides between them (`answer_score`). A hit the question's terms do not
     reach at all still wins over nothing (the exact phrase of a search matched it); the earlier
     search breaks a tie.
     """
@@ -120,9 +138,17 @@ def best_hit(searches, question):
     by_id = {note.id: note for note in index.notes}
     if mostly_unknown(index, weights):
         return None
-    scored = [(answer_score(index, by_id[hit["note_id"]], weights) if hit.get("note_id") in by_id else 0.0, -order, hit)
+    scored = [(answer_score(index, by_id[hit["note_id"]], question, weights) if hit.get("note_id") in by_id else 0.0,
+               -order, hit)
               for order, hit in enumerate(candidates.values())]
     return max(scored, key=lambda item: item[:2])[2]
+
+
+def answer_score(index, note, question, weights) -> float:
+    """How well NOTE answers QUESTION: its BM25 score plus the weight its best sentence holds (terms of
+    the question found together in one sentence answer it better than scattered ones; a learner's name
+    for a term in the note's alias line is held by a sentence saying the note's own word)."""
+    return index.score(note, weights)[0] + best_sentence_weight(note, question, weights)
 
 
 def mostly_unknown(index, weights):
@@ -133,24 +159,14 @@ def mostly_unknown(index, weights):
     return total > 0 and unknown > (1 - MIN_SHARE) * total
 
 
-def _quote_answer(note, results):
-    phrases = [normalize(result["arguments"].get("query", "")) for result in results
-               if result["name"] == "search_notes" and not result["error"]
-               and _json(result["content"], [])]
-    quote = quote_sentence(str(note.get("text", "")), phrases)
-    source = f"{note.get('note_id')}《{note.get('title')}》"
-    return (f"{LABEL}根据笔记 {source}，原文是：\n“{quote}”\n"
+def _quote_answer(note, question):
+    """The answer quoting the passage of NOTE (a read_note result) that answers QUESTION, with its source."""
+    index = index_of(load_notes().values())
+    passage = answering_passage(Note(note["note_id"], note["text"]), question, index.query(normalize(question)))
+    source = f"{note['note_id']}《{note['title']}》"
+    return (f"根据笔记 {source}，原文是：\n“{passage[:MAX_QUOTE]}”\n"
             f"（来源：{source}。这是离线演示模型按固定规则摘录的原文；"
             "设置 DEEPSEEK_API_KEY 后可使用真实模型。）")
-
-
-def quote_sentence(text, phrases) -> str:
-    """The body sentence holding the most weight of the searched phrases' terms, verbatim (earliest on a tie)."""
-    index = index_of(load_notes().values())
-    weights = {}
-    for phrase in phrases:
-        weights.update(index.query(phrase))
-    return best_sentence(text.partition("\n")[2], weights)[:MAX_QUOTE] or text.strip()[:MAX_QUOTE]
 
 
 def _json(content, default):
@@ -161,7 +177,7 @@ def _json(content, default):
 
 
 def _answer(text):
-    return {"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+    return {"message": {"role": "assistant", "content": LABEL + text}, "finish_reason": "stop"}
 
 
 def _calls(name, argument_list, round_number):

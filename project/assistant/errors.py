@@ -10,7 +10,10 @@ kept in `detail` for the machine-readable line. `failure_kind` names a failure f
 line on stderr (app), `shortened` cuts any quoted text for a sentence (client, app).
 """
 
+import urllib.parse
+
 MAX_DETAIL = 200
+COMPLETIONS_PATH = "/chat/completions"  # what the client appends to DEEPSEEK_BASE_URL
 
 
 class APIError(Exception):
@@ -48,6 +51,14 @@ class IncompleteResponseError(APIConnectionError):
     """The server answered but the response broke off (cut-off body, closed before the reply).
 
     Retried like a connection error; described as an incomplete response, not a failure to connect.
+    """
+
+
+class MalformedResponseError(APIConnectionError):
+    """The server's bytes are not valid HTTP framing (a chunk size that is not a hexadecimal number).
+
+    Retried like a connection error (a proxy in between may have garbled it); described as what it is,
+    not as a dropped connection.
     """
 
 
@@ -117,6 +128,14 @@ def status_error(status, message, headers=None, raw="") -> APIStatusError:
     return cls(message, status, headers)
 
 
+def base_url_of(location) -> str:
+    """The base URL to set for a redirect's target: without query, fragment and the /chat/completions ending."""
+    parts = urllib.parse.urlsplit(location)
+    path = parts.path.rstrip("/")
+    path = path[:-len(COMPLETIONS_PATH)] if path.endswith(COMPLETIONS_PATH) else path
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
 def shortened(text, limit) -> str:
     """TEXT on one line, at most LIMIT characters of it; a text cut short ends with '……' so it reads as cut."""
     text = " ".join(str(text).split())
@@ -168,8 +187,11 @@ def _status_description(exc, chat):
     status = exc.status or 0
     if 300 <= status < 400:
         where = exc.headers.get("location", "")
-        return (f"错误：模型 API 返回重定向 {status}{'（指向 ' + where + '）' if where else ''}，"
-                "没有跟随。请把 DEEPSEEK_BASE_URL 改成最终的地址（例如 https:// 开头）。")
+        if not where:
+            return (f"错误：模型 API 返回重定向 {status}，没有跟随，也没有说指向哪里。请把 DEEPSEEK_BASE_URL 改成最终的地址"
+                    "（例如 https:// 开头，不带 /chat/completions）。")
+        return (f"错误：模型 API 返回重定向 {status}（指向 {shortened(where, MAX_DETAIL)}），没有跟随。"
+                f"请把 DEEPSEEK_BASE_URL 改成 {base_url_of(where)}（程序会自己加上 /chat/completions）。")
     if status == 404:
         return (f"错误：模型 API 返回 404，服务端说明：{_quoted(exc)}。请检查 DEEPSEEK_BASE_URL"
                 "（不要带 /chat/completions）和 DEEPSEEK_MODEL。")
@@ -195,6 +217,9 @@ _DESCRIPTIONS = (
         f"错误：模型 API {TIMED_OUT}（{exc.message}{_retried(exc)}）。请稍后再试，或调大环境变量 DEEPSEEK_TIMEOUT（秒）。"),
     (IncompleteResponseError, lambda exc, chat:
         f"错误：模型服务的{INCOMPLETE}（{exc.message}{_retried(exc)}）。请稍后再试；一直这样请检查网络、代理或 DEEPSEEK_BASE_URL。"),
+    (MalformedResponseError, lambda exc, chat:
+        f"错误：模型服务的回应不是有效的 HTTP（{exc.message}{_retried(exc)}）。请检查 DEEPSEEK_BASE_URL 指向的服务，"
+        "或中间的代理。"),
     (APIConnectionError, lambda exc, chat:
         f"错误：连不上模型 API（{exc.message}{_retried(exc)}）。请检查网络和 DEEPSEEK_BASE_URL，或加 --offline。"),
     (APIStatusError, _status_description),

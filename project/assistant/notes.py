@@ -7,7 +7,13 @@ then body hits, by id); after them come the notes `ranking` scores for the query
 (Chinese character bigrams and BM25), so a question phrased in a learner's own words still
 finds its note. What is shown (titles, snippets) is always the original text. The same
 `search` serves the `search_notes` tool, `app.py search` and the page.
+
+Aliases: a note may carry one line `别名：词、词；词、词` naming its key terms the way learners
+say them (English names, Chinese paraphrases). Each `；`-separated group is one thing under
+several names, the note's own word first. The line is not part of the body (never quoted, never a
+snippet); an exact phrase found in it is a body hit, and `ranking` indexes its words with the body.
 """
+import functools
 import re
 import unicodedata
 from pathlib import Path
@@ -16,8 +22,12 @@ NOTES_DIR = Path(__file__).resolve().parent.parent / "notes"
 NOTE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
 SNIPPET_CONTEXT = 40  # characters of original text kept on each side of a hit
 _WHITESPACE = re.compile(r"\s+")
+_ALIAS_LINE = re.compile(r"^别名[：:](.*)$", re.MULTILINE)
+_GROUP_SEPARATOR = re.compile(r"[；;]")
+_NAME_SEPARATOR = re.compile(r"[、，,]")
 
 
+@functools.lru_cache(maxsize=8192)  # the same note sentences are compared for every question
 def normalize(text: str) -> str:
     """The form used only for comparing: NFKC, casefold, trim, whitespace runs -> one space."""
     return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
@@ -28,20 +38,34 @@ class NotesError(ValueError):
 
 
 class Note:
-    """One note: `id` is the file stem (A01), `title` the `# ` line, `text` the whole file (LF)."""
+    """One note: `id` is the file stem (A01), `title` the `# ` line, `text` the whole file (LF),
+    `body` the rest without the alias line, `aliases` its groups of names (tuples, the note's word first)."""
 
-    __slots__ = ("id", "title", "text", "body", "_norm_title", "_norm_body")
+    __slots__ = ("id", "title", "text", "body", "aliases", "_norm_title", "_norm_body", "_norm_aliases")
 
     def __init__(self, note_id, text):
         self.id = note_id
         self.text = text
-        first, _, self.body = text.partition("\n")
+        first, _, rest = text.partition("\n")
         self.title = first.lstrip("#").strip() or note_id
+        self.aliases = tuple(alias_groups(" ".join(_ALIAS_LINE.findall(rest))))
+        self.body = _ALIAS_LINE.sub("", rest)
         self._norm_title = normalize(self.title)
         self._norm_body = normalize(self.body)
+        self._norm_aliases = normalize(" ".join("、".join(group) for group in self.aliases))
 
     def __repr__(self):
         return f"Note({self.id!r}, {self.title!r})"
+
+
+def alias_groups(line) -> list:
+    """The groups of an alias line's text: "切块、chunk；重叠、overlap" -> [("切块", "chunk"), ("重叠", "overlap")]."""
+    groups = []
+    for part in _GROUP_SEPARATOR.split(line):
+        names = tuple(name.strip() for name in _NAME_SEPARATOR.split(part) if name.strip())
+        if names:
+            groups.append(names)
+    return groups
 
 
 def load_notes(notes_dir=NOTES_DIR) -> dict:
@@ -65,12 +89,17 @@ def load_notes(notes_dir=NOTES_DIR) -> dict:
         except (OSError, UnicodeDecodeError) as exc:
             raise NotesError(f"笔记文件 {path.name} 无法读取（{type(exc).__name__}）："
                              "请确认它是 UTF-8 编码的文本文件。") from None
-        notes[path.stem] = Note(path.stem, text)
+        notes[path.stem] = _parsed(path.stem, text)
     return notes
 
 
+@functools.lru_cache(maxsize=256)  # each tool call reads the notes afresh; an unchanged note is parsed once
+def _parsed(note_id, text):
+    return Note(note_id, text)
+
+
 def search(query: str, notes=None, limit=5) -> list:
-    """Exact-phrase hits first (title hits, then body hits, by id), then ranked hits (see `ranking`)."""
+    """Exact-phrase hits first (title hits, then body or alias hits, by id), then ranked hits (see `ranking`)."""
     phrase = normalize(query or "")
     if not phrase or limit <= 0:
         return []
@@ -78,8 +107,8 @@ def search(query: str, notes=None, limit=5) -> list:
         notes = load_notes()
     ordered = sorted(notes.values(), key=lambda note: note.id)
     title_hits = [note for note in ordered if phrase in note._norm_title]
-    body_hits = [note for note in ordered
-                 if phrase in note._norm_body and phrase not in note._norm_title]
+    body_hits = [note for note in ordered if phrase not in note._norm_title
+                 and (phrase in note._norm_body or phrase in note._norm_aliases)]
     exact = title_hits + body_hits
     hits = [{"note_id": note.id, "title": note.title, "snippet": snippet(note, phrase)} for note in exact[:limit]]
     if len(hits) < limit:

@@ -6,18 +6,19 @@ two-character terms ("向量检索" -> 向量, 量检, 检索), Latin letters an
 Question words and particles (STOP_WORDS, STOP_CHARACTERS) are cut out first, so "什么" or
 "的" never make a note look relevant; a Chinese character left alone between them is a term of
 its own (notes index every character too). A note's terms are its body's plus its title's
-counted TITLE_WEIGHT times; notes are scored with BM25 (k1 = 1.2, b = 0.75). A few SYNONYMS
-groups count as one term. A two-character term seen only once in all the notes has its idf
-halved (it is more often where two words meet than a word).
+counted TITLE_WEIGHT times, and the words of its alias line (`notes`) counted once, so a
+learner's "prompt" or "chunk" finds the note that names it; notes are scored with BM25 (k1 = 1.2,
+b = 0.75). A few SYNONYMS groups count as one term. A two-character term seen only once in all the notes has its idf
+halved (it is more often where two words meet than a word), unless an alias line names it (an alias is a word).
 
 A query's terms weigh their idf; a bigram no note has that overlaps one a note has ("估检" in
 "评估检索") weighs nothing; a stretch of bigrams no note has ("今天天气") weighs
 UNKNOWN_TERM_WEIGHT once. No-hit threshold: a note is a hit only when the query terms it holds
 carry at least MIN_SHARE of the query's weight, so an unrelated question is not forced onto the
 note that happens to share one common word with it; after exact-phrase hits, a ranked hit must
-hold every term. Shared with: `notes.search` (`ranked_hits`), `demo_model` (`index_of`,
-`answer_score`: BM25 plus the weight the note's best sentence holds, and `best_sentence`, the
-sentence it quotes). The rules are written out in docs/assistant/DESIGN.md.
+hold every term. Shared with: `notes.search` (`ranked_hits`; `best_sentence` gives the snippet),
+`demo_model` (`index_of`, `Index.score`: the BM25 part of choosing a note),
+`passages` (`terms`, `note_terms`, `alternatives`). The rules are written out in docs/assistant/DESIGN.md.
 """
 import math
 import re
@@ -33,11 +34,11 @@ STOP_WORDS = re.compile(
     r"为什么|为何|什么样|什么|怎么样|怎么办|怎么|怎样|如何|哪些|哪个|哪里|哪儿|是否|是不是|能不能|可不可以|有没有"
     r"|一下|一般|应该|应当|需要|可以|能够|时候|这个|那个|这些|那些|这样|那样|我们|你们|他们|我的|一个|一些"
     r"|请问|告诉|介绍|解释|说说|讲讲|关系|作用|意思|问题|东西|里面|之间|以及")
-STOP_CHARACTERS = set("的了吗呢吧啊呀和与及或在是把被对就也都又还很有要会让给从该我你他它这那些么")
+STOP_CHARACTERS = set("的了吗呢吧啊呀和与及或在是把被对就也都又还很有要会让给从该我你他它这那些么啥咋")
 ENGLISH_STOP_WORDS = {"a", "an", "the", "of", "to", "is", "are", "and", "or", "in", "on", "for", "what", "how"}
 # Words a learner uses for what the notes say in other words (keyword search cannot know them): each
 # group's terms count as one term, so a note holding any of them holds the question's word.
-SYNONYMS = (("切分", "分块", "切块"), ("同意", "批准"), ("区别", "不同"), ("出错", "错误", "失败"))
+SYNONYMS = (("切分", "分块", "切块"), ("同意", "批准"), ("区别", "不同"), ("出错", "错误", "失败"), ("编造", "瞎编", "胡编"))
 _ALTERNATIVES = {term: group for group in SYNONYMS for term in group}
 _CHINESE = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _PIECES = re.compile(f"[a-z0-9]+|[{_CHINESE}]+")
@@ -67,7 +68,7 @@ def alternatives(term):
     return _ALTERNATIVES.get(term, (term,))
 
 
-def _note_terms(text):
+def note_terms(text):
     """A note's terms: its bigrams and words, plus every Chinese character alone (a query may ask for one)."""
     return terms(text) + _CHINESE_CHARACTER.findall(STOP_WORDS.sub(" ", text))
 
@@ -80,7 +81,8 @@ class Index:
         self.counts = {}
         for note in self.notes:
             counted = {}
-            for term in _note_terms(note._norm_body) + _note_terms(note._norm_title) * TITLE_WEIGHT:
+            for term in (note_terms(note._norm_body) + note_terms(note._norm_aliases)
+                         + note_terms(note._norm_title) * TITLE_WEIGHT):
                 counted[term] = counted.get(term, 0) + 1
             self.counts[note.id] = counted
         lengths = [sum(counted.values()) for counted in self.counts.values()]
@@ -94,9 +96,11 @@ class Index:
         for counted in self.counts.values():
             for term, count in counted.items():
                 occurrences[term] = occurrences.get(term, 0) + count
-        # a two-character term seen once in all the notes is more often where two words meet than a word
-        self.idf = {term: math.log(1 + (total - df + 0.5) / (df + 0.5)) * (SEAM_DAMPING if occurrences[term] == 1
-                                                                         and len(term) == 2 else 1.0)
+        # a two-character term seen once in all the notes is more often where two words meet than a word;
+        # not one an alias line names: an alias is a word learners use (变好、评测), never a seam
+        named = {term for note in self.notes for term in terms(note._norm_aliases)}
+        self.idf = {term: math.log(1 + (total - df + 0.5) / (df + 0.5))
+                    * (SEAM_DAMPING if occurrences[term] == 1 and len(term) == 2 and term not in named else 1.0)
                     for term, df in frequency.items()}
 
     def weight(self, term):
@@ -208,9 +212,3 @@ def best_sentence(text, weights) -> str:
         if score > best_score:
             best, best_score = sentence, score
     return best
-
-
-def answer_score(index, note, weights) -> float:
-    """How well NOTE answers a question: its BM25 score plus the weight its best sentence holds
-    (terms of the question found together in one sentence answer it better than scattered ones)."""
-    return index.score(note, weights)[0] + held_weight(best_sentence(note.body, weights), weights)

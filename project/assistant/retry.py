@@ -1,4 +1,5 @@
-"""When to send a failed model request again, and after how long: the official SDKs' rule.
+"""When to send a failed model request again, and after how long: the official SDKs' rule, except the cap
+on a server's wait (60 s here, stopping above it; the current openai-python waits up to 120 s; why: DESIGN.md).
 
 At most `max_retries` retries. Retried: no response at all (connection failure, timeout,
 incomplete response), 408, 409, 429 and >= 500, unless `x-should-retry: true|false` says

@@ -2,8 +2,9 @@
 
 `post_json` sends a body and returns `Reply(status, headers, body)` for any HTTP answer
 (error statuses included: what they mean is the client's business); when no complete answer
-arrives it raises `errors.APITimeoutError`, `errors.IncompleteResponseError` or
-`errors.APIConnectionError` with a Chinese `message` and the raw exception text in `detail`.
+arrives it raises `errors.APITimeoutError`, `errors.IncompleteResponseError`,
+`errors.MalformedResponseError` (a chunk size that is not a number) or `errors.APIConnectionError`
+with a Chinese `message` and the raw exception text in `detail`.
 
 The deadline (`DEEPSEEK_TIMEOUT`) bounds one whole attempt, however slowly the bytes come:
 connecting, a proxy tunnel, TLS, the status line and headers, and the body. A socket timeout
@@ -17,6 +18,7 @@ A gzip or deflate body is inflated (within MAX_BODY_BYTES); `Reply.ended_by_clos
 the connection closing ended the body, so the client can tell a cut-off JSON from a complete one.
 Shared with: `client` (calls `post_json`, reads `Attempt.connected`), `errors` (the classes).
 """
+import ast
 import functools
 import http.client
 import ipaddress
@@ -262,6 +264,10 @@ def network_error(exc, attempt) -> errors.APIConnectionError:
         if attempt.expired:  # what the socket reported after the watchdog shut it says nothing more
             detail = f"TimeoutError: the {attempt.seconds:g} s deadline of the whole request was reached"
         return errors.APITimeoutError(f"{attempt.seconds:g} 秒内没有收到完整回应", attempt.seconds, detail)
+    bad_size = bad_chunk_size(cause)
+    if bad_size is not None:
+        return errors.MalformedResponseError(f"分块编码（chunked）的分块大小应是十六进制数，收到的是“{bad_size}”",
+                                             detail=detail)
     if isinstance(cause, (http.client.IncompleteRead, http.client.RemoteDisconnected, EndedEarly)):
         what = {http.client.IncompleteRead: "回应正文只收到一部分连接就断了",
                 EndedEarly: "响应头没发完或还没有正文，连接就关闭了"}.get(type(cause), "服务器收下请求后没有回应就关闭了连接")
@@ -270,6 +276,27 @@ def network_error(exc, attempt) -> errors.APIConnectionError:
             cause, (ConnectionRefusedError, socket.gaierror, ssl.SSLError))):
         return errors.IncompleteResponseError("连接建立后回应中断或不是有效的 HTTP 回应", detail=detail)
     return errors.APIConnectionError(_connection_reason(cause), detail=detail)
+
+
+def bad_chunk_size(exc):
+    """The chunk-size line of a chunked body that is not a hexadecimal number, shortened; None otherwise.
+
+    http.client reports it as an IncompleteRead caused by int()'s ValueError; a connection that closed
+    where a size was due reads as an empty line, which is a cut-off body, not a bad size.
+    """
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, ValueError) and "base 16" in str(exc):
+            try:
+                line = ast.literal_eval(str(exc).rpartition(": ")[2]).decode("latin-1").strip()
+            except (ValueError, SyntaxError, AttributeError):
+                line = "?"
+            return errors.shortened(line, 20) if line else None
+        if isinstance(exc, http.client.LineTooLong) and "chunk size" in str(exc):
+            return "一行超过 64 KB"
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def _connection_reason(cause):
