@@ -192,7 +192,8 @@ class ConsoleEncodingTest(WorkspaceTestCase):
         fake.mkdir()
         for script, module, message in self.EARLY:
             with self.subTest(script):
-                (fake / f"{module}.py").write_bytes(b"raise KeyboardInterrupt\n")
+                # a real Ctrl-C arriving while the module loads (raise_signal runs the handler on Windows too)
+                (fake / f"{module}.py").write_bytes(b"import signal\nsignal.raise_signal(signal.SIGINT)\n")
                 proc = subprocess.run([sys.executable, script, "--help"], cwd=self.root, capture_output=True,
                                       timeout=30, env=dict(os.environ, PYTHONPATH=str(fake), PYTHONIOENCODING="gbk"))
                 (fake / f"{module}.py").unlink()
