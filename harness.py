@@ -22,7 +22,6 @@ tests/test_watched_lists.py compares every copy with docs/harness/TASK.md.
 try:
     import hashlib
     import os
-    import secrets
     import sys
     import time
     from pathlib import Path
@@ -110,7 +109,7 @@ def run_harness(root, name, sample):
     root = Path(root)
     data = (root / "samples" / f"{sample}.json").read_bytes().replace(b"\r\n", b"\n")
     record = {
-        "schema": "harness-run/2", "id": secrets.token_hex(16), "run": name, "sample": sample,
+        "schema": "harness-run/2", "id": os.urandom(16).hex(), "run": name, "sample": sample,
         "status": "running", "semantic_review": "not_applicable",
         "input": {"path": INPUT_COPY, "sha256": hashlib.sha256(data).hexdigest()},
         "context": fingerprint(root), "steps": [], "error": None, "artifact": None,

@@ -52,7 +52,6 @@ except KeyboardInterrupt:  # in the instant before the handlers above were in pl
 
 import json
 import os
-import secrets
 import sys
 import time
 from collections import namedtuple
@@ -313,7 +312,7 @@ class OuterLoop:
         self.folder = root / "loop-runs" / name
         self.claimed, self.start, self.settled = False, None, {}
         self.record = {
-            "schema": "loop-run/2", "id": secrets.token_hex(16), "run": name, "scenario": scenario,
+            "schema": "loop-run/2", "id": os.urandom(16).hex(), "run": name, "scenario": scenario,
             "budget": {"max_attempts": self.max_attempts, "max_seconds": as_given(self.max_seconds),
                        "attempt_timeout": None if self.attempt_timeout is None else as_given(self.attempt_timeout)},
             "status": "running", "reason": None, "error_type": None,

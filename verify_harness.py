@@ -30,7 +30,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -513,6 +512,7 @@ def artifact_as_written(evidence, written):
     if not any(rel.startswith("artifact/") for rel in evidence.converted):
         yield evidence.run_dir / "artifact"
         return
+    import tempfile  # only here: it drags shutil and random into every start otherwise
     with tempfile.TemporaryDirectory(prefix="verify-harness-") as scratch:
         folder = Path(scratch) / "artifact"
         folder.mkdir()
