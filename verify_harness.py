@@ -191,37 +191,40 @@ class Evidence:
 
     def read(self, rel):
         path = self.run_dir / rel
-        shown = cli.display_path(path)
         try:
             return cli.read_evidence(path, CAPS[rel])
         except FileNotFoundError:
             return None
         except cli.TooLarge as exc:
-            raise Unusable(FAIL, f"{shown} 超过了读取上限（{exc.cap // (1 << 20)} MiB）：harness 写下的文件远小于它，"
+            raise Unusable(FAIL, f"{cli.display_path(path)} 超过了读取上限（{exc.cap // (1 << 20)} MiB）：harness 写下的文件远小于它，"
                                  "这不是运行留下的文件，核对时没有读完它；这次运行不能采信。") from None
         except cli.NotRegularFile as exc:  # swapped since kind_problem looked
             raise Unusable(FAIL, not_a_plain_file(path, exc.kind, "普通文件")) from None
         except OSError as exc:  # PermissionError above all: the file is there, this user cannot open it
-            raise Unusable(HUMAN, f"{shown} 无法读取（{cli.gloss(type(exc).__name__)}，{type(exc).__name__}）：文件在，"
+            raise Unusable(HUMAN, f"{cli.display_path(path)} 无法读取（{cli.gloss(type(exc).__name__)}，{type(exc).__name__}）：文件在，"
                                   "但当前用户打不开它，这不等于文件缺失；请恢复读取权限后再核对。") from None
+
+    def shown(self, rel):
+        return cli.display_path(self.run_dir / rel)
 
     def record(self):
         """run.json as a dict; Unusable when it is absent, not strict JSON, or not an object."""
-        data, shown = self.data["run.json"], cli.display_path(self.run_dir / "run.json")
+        data = self.data["run.json"]
         if data is None:
-            raise Unusable(FAIL, f"{shown} 不存在：这不是一个完整的运行目录。")
+            raise Unusable(FAIL, f"{self.shown('run.json')} 不存在：这不是一个完整的运行目录。")
         try:
             record = cli.loads_record(data)
         except cli.DuplicateKeyError as exc:
             key = exc.key.encode("utf-8", "backslashreplace").decode("utf-8")
-            raise Unusable(FAIL, f"{shown} 里同一个对象中的键 {key} 出现了两次：记录被改动过，不能采信。") from None
+            raise Unusable(FAIL, f"{self.shown('run.json')} 里同一个对象中的键 {key} 出现了两次："
+                                 "记录被改动过，不能采信。") from None
         except cli.RecordError as exc:
             why = ("harness 先把记录写到磁盘再改名，不会留下空的或被截断的记录，" if exc.kind in ("empty", "cut") else
                    "harness 写的记录是 UTF-8 的标准 JSON，")
-            raise Unusable(FAIL, f"{shown} {exc}：{why}记录被改动或损坏了，不能采信。") from None
+            raise Unusable(FAIL, f"{self.shown('run.json')} {exc}：{why}记录被改动或损坏了，不能采信。") from None
         if type(record) is not dict:
-            raise Unusable(FAIL, f"{shown} 的顶层是{json_kind(record)}，不是 JSON 对象：harness 写的记录是一个对象，"
-                                 "记录被改动过，不能采信。")
+            raise Unusable(FAIL, f"{self.shown('run.json')} 的顶层是{json_kind(record)}，不是 JSON 对象："
+                                 "harness 写的记录是一个对象，记录被改动过，不能采信。")
         _, changes = undo_transport(data)
         if changes:
             self.converted["run.json"] = changes
