@@ -4,7 +4,8 @@ Part of verify_loop (the command line, `--class`). class_intake.py takes each en
 (a folder, a ZIP, a Moodle folder holding a ZIP, a workspace nested a few folders down); loop_check.py judges
 each loop; this file sums a student's loops up per lesson case into one row with the reasons a teacher reads in
 ten seconds (each root cause once, with the loops it touches), notices records that two submissions (or two
-places of one) share, and hands the rows to class_report.py. workspace_row() gives one workspace's row exactly
+places of one) share, says when most of the class ran on course files other than the teacher's (another version of
+the course, not an edit), and hands the rows to class_report.py. workspace_row() gives one workspace's row exactly
 as the teacher will see it, for the student's own check before handing in.
 
 A class of POOL_FROM submissions or more is checked by one process per core (submissions are independent).
@@ -23,7 +24,7 @@ from pathlib import Path, PurePosixPath
 
 import class_report
 from class_intake import Submission, checked_evidence, class_entries, reason, student_and_id, taken_in
-from cli import EXIT_OK, EXIT_STOP, display_path, gloss, loads_record, read_evidence, say, to_lf
+from cli import EXIT_OK, EXIT_STOP, display_path, gloss, loads_record, print_json, read_evidence, say, to_lf
 from loop_check import check_loop
 from loop_records import CASES, DEFAULT_BUDGET, CourseFiles, Workspace
 
@@ -72,6 +73,14 @@ class Checked:
                     "cases": cases, "loops": len(self.loops), "problems": [reason.text for reason in self.reasons]}
         return self
 
+    def unless_runs_needed(self, submission):
+        """A workspace without runs/ is complete when no loop made an attempt (lesson 14's permission and
+        --max-seconds 0 loops make no child run, and git keeps no empty folder); once one did, or its record
+        cannot say, the child runs were left out in packing: packaging, nothing of it counted."""
+        if submission.without_runs and any(loop["attempts"] != 0 for loop in self.loops):
+            self.packaging = submission.cannot(submission.without_runs).packaging
+            self.loops, self.strays, self.records, self.refused, self.where = [], [], [], [], ""
+
     def result(self, missing):
         """packaging (nothing checked) before fail, then needs_human (copies too), then incomplete, then pass."""
         results = {loop["result"] for loop in self.loops}
@@ -99,6 +108,7 @@ def check_entry(entry, course, scratch):
             item = Checked(submission, display_path(entry))
             if submission.workspace is not None:
                 check_workspace(item, submission.root, submission.workspace, course)
+                item.unless_runs_needed(submission)
             return item
     except Exception as exc:  # a submission shaped in a way nobody foresaw is one row that says so, never a crash
         why = f"{Path(entry).name} 里有核对无法解释的内容（{type(exc).__name__}），请老师打开看看"
@@ -135,22 +145,43 @@ def relative_to(root):
 def loop_summary(check, course, relative):
     """One loop's result for the row and the report, with its lesson case and the course files it ran on that differ."""
     result = check.result()
-    summary = {key: result.get(key) for key in ("run", "result", "scenario", "budget")}
+    summary = {key: result.get(key) for key in ("run", "result", "scenario", "budget", "attempts")}
     summary.update(folder=relative(result["folder"]), paths=[relative(path) for path in result["paths"]],
                    problems=[relative(problem) for problem in result["problems"]],
                    notes=[relative(note) for note in result.get("notes", [])])
     summary["case"] = case_of(summary)
-    summary["course"] = changed_course_files(check.record, course) if result["result"] != "pass" else ()
+    seen = changed_course_files(check.record, course) if result["result"] != "pass" else ()
+    summary["course"], summary["course_seen"] = tuple(rel for rel, _ in seen), seen
     return summary
 
 
 def changed_course_files(record, course):
-    """The course files whose recorded hash at the loop's start differs from the teacher's copy."""
+    """(file, hash recorded at the loop's start) of each course file whose hash differs from the teacher's copy."""
     context = record.get("context") if type(record) is dict else None
     entries = context.get("entries") if type(context) is dict else None
     if type(entries) is not dict:
         return ()
-    return tuple(rel for rel, sha in sorted(course.entries().items()) if entries.get(rel) != sha)
+    return tuple((rel, entries.get(rel) if type(entries.get(rel)) is str else None)
+                 for rel, sha in sorted(course.entries().items()) if entries.get(rel) != sha)
+
+
+def other_course_version(checked):
+    """The course files that at least half of the submissions with loops (two or more) recorded with the very
+    same content, different from the teacher's: then the teacher's workspace most likely holds another version
+    of the course (updated since the students ran), which a person must know before reading those fails."""
+    holders = defaultdict(set)
+    for index, item in enumerate(checked):
+        for loop in item.loops:
+            for seen in loop["course_seen"]:
+                holders[seen].add(index)
+    with_loops = sum(1 for item in checked if item.loops)
+    return sorted({rel for (rel, _), who in holders.items() if len(who) >= 2 and 2 * len(who) >= with_loops})
+
+
+def version_note(files, course_label):
+    """The sentence said above the table when other_course_version() found FILES."""
+    return (f"注意：至少一半的提交记录的 {'、'.join(files)} 彼此相同，却与{course_label}不同：多半是老师工作区的课程"
+            "版本与学生运行时的不同（例如之后更新过），不是学生改了文件。由此而来的 fail 请先换成学生运行时的课程版本再核对一次。")
 
 
 def case_of(loop):
@@ -290,13 +321,14 @@ def inside_copy(pairs):
 def workspace_row(root, student, course=None, student_id=""):
     """The row of the workspace ROOT (holding loop-runs/ and runs/) exactly as the class check shows it:
     {"student", "id", "result", "cases", "loops", "problems"}, paths relative to ROOT. The same intake rules
-    apply (no runs/ beside loop-runs/ is packaging); copies are looked for inside the workspace only."""
+    apply (no runs/ beside loop-runs/ is packaging once a loop made an attempt); copies are looked for inside the workspace only."""
     course = TeacherCourse(course.root if course is not None else HERE)
     submission = checked_evidence(Submission(root, "工作区").found(root, root))
     submission.student, submission.student_id = student, student_id
     item = Checked(submission, display_path(root))
     if submission.workspace is not None:
         check_workspace(item, Path(root), Path(root), course)
+        item.unless_runs_needed(submission)
     mark_copies([item])
     return item.finish(course.label()).row
 
@@ -345,35 +377,42 @@ def quiet_worker():
 def check_class(parser, args):
     """`--class`: every entry of the class folder against the course files beside this file."""
     class_dir, course = Path(args.submissions), teacher_course()
-    entries = listed_entries(parser, class_dir)
-    names = class_report.feedback_names(student_and_id(entry.name)[0] for entry in entries)
+    entries, aside = listed_entries(parser, class_dir)
+    names = class_report.feedback_names(student_and_id(entry.name) for entry in entries)
     if args.feedback:
         problem = class_report.feedback_problem(args.feedback, class_dir, names.values())
         if problem:
             parser.error(problem)
     checked = check_all(class_dir, entries, course)
     for item in checked:
-        print(class_report.json_line(item.row), flush=True)
-    say_class(checked)
-    written = write_outputs(args, class_dir, course, checked, names)
+        print_json(item.row)
+    aside = [(display_path(entry), owner.name) for entry, owner in aside]
+    for entry, owner in aside:
+        say(class_report.set_aside(entry, owner))
+    skew = other_course_version(checked)
+    note = version_note(skew, course.label()) if skew else ""
+    say_class(checked, note)
+    written = write_outputs(args, class_dir, course, checked, names, aside, note)
     return EXIT_OK if written and all(item.row["result"] == "pass" for item in checked) else EXIT_STOP
 
 
 def listed_entries(parser, class_dir):
     try:
-        entries = class_entries(class_dir)
+        entries, aside = class_entries(class_dir)
     except OSError as exc:  # no permission to list it: no submission can be read
         parser.error(f"{class_dir} 无法列出里面的内容（{reason(exc)}），请确认有读取权限。")
     if not entries:
         parser.error(f"{class_dir} 里没有学生的提交：每个学生一个文件夹或一个 .zip 压缩包，"
                      "里面是工作区的 loop-runs/ 和 runs/。")
-    return entries
+    return entries, aside
 
 
-def say_class(checked):
+def say_class(checked, note):
     for item in checked:
         for stray in item.strays:
             say(f"跳过 {class_report.cut(item.entry)} 里的 {class_report.cut(stray)}：不是循环目录（loop-runs/ 里只应有循环文件夹）。")
+    if note:
+        say(note)
     rows = [item.row for item in checked]
     say("\n".join(class_report.table(rows, class_report.console_cell)))
     for row in rows:
@@ -382,12 +421,12 @@ def say_class(checked):
     say(class_report.totals(rows))
 
 
-def write_outputs(args, class_dir, course, checked, names):
+def write_outputs(args, class_dir, course, checked, names, aside, note):
     """--report, --csv and --feedback; False (said in Chinese) when one cannot be written."""
     outputs = []
     if args.report:
         outputs.append((args.report, class_report.class_report(display_path(class_dir), CourseFiles.label(course),
-                                                               checked), "utf-8"))
+                                                               checked, aside, note), "utf-8"))
     if args.csv_file:
         outputs.append((args.csv_file, class_report.class_csv([item.row for item in checked]), "utf-8-sig"))
     if args.feedback:
@@ -404,10 +443,12 @@ def write_outputs(args, class_dir, course, checked, names):
 
 
 def feedback_files(folder, checked, names):
+    """One file per student: a student is a name and an id (two 张三 of different ids are two people; the
+    same name without an id is taken for one student handing in twice)."""
     by_student = defaultdict(list)
     for item in checked:
-        by_student[item.student].append(item)
-    return [(folder / names[student], class_report.feedback(student, items), "utf-8")
+        by_student[item.student, item.student_id].append(item)
+    return [(folder / names[student], class_report.feedback(student[0], items), "utf-8")
             for student, items in by_student.items()]
 
 

@@ -37,9 +37,10 @@ MAX_MEMBERS = 10_000
 MAX_UNPACKED = 256 * 2 ** 20     # the members' declared sizes together
 MAX_RATIO, RATIO_FROM = 100, 2 ** 20  # a member over 1 MiB may be at most 100 times its compressed size
 UTF8_FLAG, ENCRYPTED_FLAG = 0x800, 0x1
-MOODLE = re.compile(r"(?P<name>.+?)_(?P<id>[^_]+)_assignsubmission_[a-z]+_.*", re.DOTALL)
+MOODLE = re.compile(r"(?P<name>.+?)_(?P<id>[^_]+)_assignsubmission_(?P<plugin>[a-z]+)_.*", re.DOTALL)
 DRIVE = re.compile(r"[A-Za-z]:")
 WINDOWS_DEVICES = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
+GIT_HINT = "这像是一个 git 仓库，证据文件夹被 .gitignore 排除了（用 git 交作业时要 git add -f runs loop-runs）"
 AGAIN = "请学生重新提交：在自己的工作区里运行 python3 verify_loop.py --pack 姓名.zip，上传这个 ZIP"
 
 
@@ -55,6 +56,7 @@ class Submission:
         self.entry, self.source = Path(entry), source
         self.student, self.student_id = student_and_id(self.entry.name)
         self.root = self.workspace = self.packaging = self.refused = self.private = None
+        self.without_runs = None  # why no runs/ is a packaging problem, should a loop have made a child run
 
     def found(self, root, workspace):
         self.root, self.workspace = Path(root), Path(workspace)
@@ -78,10 +80,33 @@ def is_junk(name):
 
 
 def class_entries(class_dir):
-    """The submissions of CLASS_DIR, in code-point order; OS junk and hidden entries left out. OSError passes."""
+    """(the submissions of CLASS_DIR in code-point order, [(entry set aside, the submission it belongs to)]).
+
+    OS junk and hidden entries are left out. Moodle names every entry of a participant `姓名_学号_assignsubmission_
+    PLUGIN_…`: one folder per plugin, or (without folders) one entry per file. Once a participant has an entry that
+    can hold the evidence (the file plugin's folder or .zip), the participant's other entries (online text, a note
+    uploaded beside the ZIP) are part of that submission, not ones of their own. OSError passes."""
     with os.scandir(class_dir) as entries:
-        names = [entry.name for entry in entries if not is_junk(entry.name) and not entry.name.startswith(".")]
-    return [Path(class_dir) / name for name in sorted(names)]
+        folders = {entry.name: entry.is_dir(follow_symlinks=False) for entry in entries
+                   if not is_junk(entry.name) and not entry.name.startswith(".")}
+    names = sorted(folders)
+    holding = [name for name in names
+               if moodle_plugin(name) == "file" and (folders[name] or name.lower().endswith(".zip"))]
+    owners = {moodle_participant(name): name for name in reversed(holding)}  # the first one per participant
+    aside = {name: owners[moodle_participant(name)] for name in names
+             if moodle_participant(name) in owners and name not in holding}
+    return ([Path(class_dir) / name for name in names if name not in aside],
+            [(Path(class_dir) / name, Path(class_dir) / owner) for name, owner in aside.items()])
+
+
+def moodle_plugin(entry_name):
+    match = MOODLE.fullmatch(entry_name)
+    return match["plugin"] if match else None
+
+
+def moodle_participant(entry_name):
+    match = MOODLE.fullmatch(entry_name)
+    return (match["name"], match["id"]) if match else None
 
 
 @contextlib.contextmanager
@@ -166,11 +191,12 @@ def workspaces_in(folder):
 
 
 def checked_evidence(submission):
-    """The workspace must hold runs/ beside loop-runs/, and both must be readable."""
+    """Both evidence folders must be readable. A missing runs/ is noted: it is a packaging problem only when
+    a loop made an attempt (its child run belongs in runs/), which the class check knows once the loops are read."""
     workspace = submission.workspace
     where = shown_in(submission.root, workspace)
     if not os.path.lexists(workspace / "runs"):
-        return submission.cannot(f"{where}只有 loop-runs/，没有 runs/：子运行的证据不在提交里（两个文件夹要一起交）")
+        submission.without_runs = only_loop_runs(where) + (f"；{GIT_HINT}" if looks_like_git(workspace) else "")
     for name in EVIDENCE:
         try:
             if os.path.isdir(workspace / name) and not os.path.islink(workspace / name):
@@ -178,6 +204,14 @@ def checked_evidence(submission):
         except OSError as exc:
             return submission.cannot(f"{where}{name}/ 无法读取（{reason(exc)}）")
     return submission
+
+
+def only_loop_runs(where):
+    return f"{where}只有 loop-runs/，没有 runs/：子运行的证据不在提交里（两个文件夹要一起交）"
+
+
+def looks_like_git(folder):
+    return any(os.path.lexists(Path(folder) / name) for name in (".git", ".gitignore"))
 
 
 def shown_in(root, workspace):
@@ -197,8 +231,7 @@ def nothing_found(folder, unreadable):
         return f"没有找到 loop-runs/，而 {first}/ 无法读取（没有读取权限）"
     names = sorted(path.name for path in folder.iterdir() if not is_junk(path.name))
     if ".git" in names or ".gitignore" in names:
-        return ("没有找到 loop-runs/ 和 runs/：这像是一个 git 仓库，证据文件夹被 .gitignore 排除了"
-                "（用 git 交作业时要 git add -f runs loop-runs）")
+        return f"没有找到 loop-runs/ 和 runs/：{GIT_HINT}"
     shown = "、".join(names[:8]) + ("等" if len(names) > 8 else "")
     return f"在 {MAX_DEPTH} 层以内没有找到 loop-runs/（里面是：{shown or '空的'}）"
 
@@ -231,6 +264,9 @@ def zip_submission(submission, path, scratch):
             extract(archive, members, prefix, private)
     except Untrusted as exc:
         return submission.cannot(f"压缩包 {path.name} {exc}")
+    if not any(parts[:len(prefix) + 1] == (*prefix, "runs") for parts in members.values()):
+        where = f"{'/'.join(prefix)}/ 里" if prefix else ""
+        submission.without_runs = f"压缩包 {path.name} {only_loop_runs(where)}"
     return submission.found(private, private.joinpath(*prefix))
 
 
@@ -331,9 +367,6 @@ def workspace_prefix(members):
         shown = "、".join(tops[:8]) + ("等" if len(tops) > 8 else "")
         raise Untrusted(f"在 {MAX_DEPTH} 层以内没有 loop-runs/ 文件夹（里面是：{shown or '空的'}）")
     (prefix,) = found
-    where = f"{'/'.join(prefix)}/ 里" if prefix else ""
-    if not any(parts[:len(prefix) + 1] == (*prefix, "runs") for parts in members.values()):
-        raise Untrusted(f"{where}只有 loop-runs/，没有 runs/：子运行的证据不在提交里（两个文件夹要一起交）")
     return prefix
 
 

@@ -4,17 +4,15 @@ Part of verify_loop's class check (class_check.py decides every result; this fil
 where they are written). Everything a student controls (entry names, loop and file names, strings from records)
 is escaped for where it goes: on the console and in the CSV a control or bidirectional character is shown as its
 escape; in Markdown `|`, backticks, HTML and the other marks are escaped too; a CSV cell that a spreadsheet would
-run as a formula is neutralised; a long string is cut with its length shown. stdout is exact JSON, one line per
-submission, with U+2028 and U+2029 escaped as well. What it shares: cli.py's plumbing (paths shown from the
+run as a formula is neutralised; a long string is cut with its length shown. (stdout's one JSON line per submission
+is cli.print_json's, with U+2028 and U+2029 escaped.) What it shares: cli.py's plumbing (paths shown from the
 current folder, the kinds of file-system entries), loop_records.py's CASES, visible() and is_link(), and
 class_intake.py's list of Windows device names (a feedback file must not be called CON.md).
 """
 import csv
 import io
-import json
 import os
 import re
-import sys
 from pathlib import Path
 
 from class_intake import WINDOWS_DEVICES
@@ -86,16 +84,6 @@ def spreadsheet_cell(text, limit=LIMIT):
     return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
-def json_line(obj):
-    """One exact JSON line; U+2028 and U+2029 escaped too, since many line readers split there."""
-    line = json.dumps(obj, ensure_ascii=False).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-    try:
-        line.encode(sys.stdout.encoding or "utf-8")
-    except (UnicodeEncodeError, LookupError):
-        line = json.dumps(obj)
-    return line
-
-
 # --- the table, the totals, one row --------------------------------------------------------------
 
 def table(rows, cell):
@@ -126,12 +114,20 @@ def row_text(row):
 
 # --- the Markdown report -------------------------------------------------------------------------
 
-def class_report(class_shown, course_label, checked):
+def set_aside(entry, owner, shown=cut):
+    """What is said of the entry ENTRY that is part of OWNER's submission (Moodle's online text beside the file)."""
+    return f"跳过 {shown(entry)}：Moodle 里同一位学生的另一部分（不是文件提交），这位学生的提交是 {shown(owner)}。"
+
+
+def class_report(class_shown, course_label, checked, aside=(), note=""):
+    """The Markdown report; ASIDE: (entry shown, its owner's entry name) of each entry set aside; NOTE: a
+    sentence about the whole class (the course version), said above the table."""
     rows = [item.row for item in checked]
     lines = [f"{REPORT_TITLE}{markdown(class_shown)}", "",
              f"对照的是{course_label}（笔记、样例、受监视文件），不用学生提交里的副本。"
              "每位学生一节，节里的路径都相对于这位学生的提交。", "",
-             totals(rows), "", *table(rows, markdown_cell), ""]
+             totals(rows), "", *([markdown(note, None), ""] if note else []), *table(rows, markdown_cell), ""]
+    lines += [f"- {set_aside(entry, owner, markdown_code)}" for entry, owner in aside] + ([""] if aside else [])
     for item in checked:
         lines += student_section(item, "##")
     return "\n".join(lines).rstrip("\n") + "\n"
@@ -193,10 +189,11 @@ def feedback(student, items):
 
 
 def feedback_names(students):
-    """{student: file name} for the feedback folder: safe on every system, distinct even where case is ignored."""
+    """{(student, id): file name} for the feedback folder: the student's name made safe on every system, then
+    -2, -3 ... to keep names distinct (also where case is ignored), in the order of (name, id)."""
     names, used = {}, set()
     for student in sorted(set(students)):
-        base = safe_file_name(student)
+        base = safe_file_name(student[0])
         name, number = f"{base}.md", 1
         while name.lower() in used:
             number += 1

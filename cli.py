@@ -38,14 +38,15 @@ def print_json(obj):
     """The one machine-readable line on stdout, valid JSON whatever the console can show.
 
     Real characters where stdout can encode them; JSON's own \\u escapes where it cannot
-    (a console's escapes would not be valid JSON).
+    (a console's escapes would not be valid JSON), and always for the line and paragraph separators.
     """
     line = json.dumps(obj, ensure_ascii=False)
     try:
         line.encode(sys.stdout.encoding or "utf-8")
     except (UnicodeEncodeError, LookupError):
         line = json.dumps(obj)
-    print(line, flush=True)
+    # U+2028 and U+2029 are valid inside a JSON string, but many line readers split there: one line stays one
+    print(line.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"), flush=True)
 
 
 def say(message):

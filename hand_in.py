@@ -27,9 +27,8 @@ import zipfile
 from pathlib import Path
 
 from class_check import row_text, student_and_id, workspace_row
-from class_report import json_line
-from cli import (EXIT_OK, EXIT_STOP, EXIT_USAGE, EvidenceError, command, display_path, entry_kind, gloss, read_evidence,
-                 say)
+from cli import (EXIT_OK, EXIT_STOP, EXIT_USAGE, EvidenceError, command, display_path, entry_kind, gloss, print_json,
+                 read_evidence, say)
 from loop_records import visible
 
 ROOT = Path(__file__).resolve().parent
@@ -178,7 +177,7 @@ def pack(parser, out_text, root=None):
     except OSError as exc:
         say(f"无法写出 {display_path(out)}（{gloss(type(exc).__name__)}）：什么都没有写下。请换一个可以写入的路径再运行一次。")
         return EXIT_USAGE
-    print(json_line(row), flush=True)  # the very line the class check prints for this student
+    print_json(row)  # the very line the class check prints for this student
     say_hand_in(out, row, len(written), sorted(left_out + unread))
     return EXIT_OK if row["result"] == "pass" else EXIT_STOP
 

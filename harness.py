@@ -288,7 +288,8 @@ def name_taken_text(name, sample, exc):
     if exc.busy:
         return (f"运行名「{name}」正被另一个进程占用（认领目录 {in_way} 存在）：请换一个运行名，例如：{example}。"
                 f"若没有别的 harness 在运行，它是被强行结束的进程留下的，{cli.STALE_LOCK_SECONDS} 秒后会自动失效。")
-    return f"{in_way} 已存在（运行名不区分大小写）：旧证据不会被覆盖，请换一个新的运行名，例如：{example}"
+    case_note = "" if Path(exc.path).name == name else "（运行名不区分大小写）"
+    return f"{in_way} 已存在{case_note}：旧证据不会被覆盖，请换一个新的运行名，例如：{example}"
 
 
 def run_name_used(root, name):

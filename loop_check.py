@@ -14,10 +14,11 @@ from pathlib import Path
 
 import verify_harness
 from cli import DuplicateKeyError, NotRegularFile, RecordError, TooLarge, display_path, gloss
-from loop_clock import clock_events, offset_problems, wall_clock_finding
-from loop_records import (BLOCKED, CONTINUE, DECISION_STOPS, OLD_SCHEMAS, PRECISION, ROUNDING, SCHEMA, SCRIPT,
-                          TOLERANCE, UNDECIDED, CourseFiles, Workspace, child_state_text, child_view, decision_pair,
-                          expected_outcome, is_number, kind_of, moment, read_record_file, shape_problems, shown)
+from loop_clock import budget_check_gap, clock_events, offset_problems, wall_clock_finding
+from loop_records import (BLOCKED, CONTINUE, DECISION_STOPS, ENDING, MESSAGE_CHARS, OLD_SCHEMAS, PRECISION,
+                          ROUNDING, SCHEMA, SCRIPT, TOLERANCE, UNDECIDED, CourseFiles, Workspace, child_state_text,
+                          child_view, decision_pair, expected_outcome, is_number, kind_of, moment, newer_fields,
+                          one_line, read_record_file, shape_problems, shown, visible)
 
 
 # --- one loop ------------------------------------------------------------------------------------
@@ -120,7 +121,9 @@ class LoopCheck:
         return {"result": self.verdict.result(), "status": record.get("status"),
                 "attempts": len(attempts) if type(attempts) is list else None,
                 "semantic_review": record.get("semantic_review"), "run": self.name,
-                "problems": self.verdict.problems + self.verdict.notes, "notes": self.verdict.remarks,
+                # one line each, whatever a record made them say (visible() leaves a printable message as it is)
+                "problems": [visible(text) for text in self.verdict.problems + self.verdict.notes],
+                "notes": [visible(text) for text in self.verdict.remarks],
                 "scenario": record.get("scenario"), "budget": record.get("budget"),
                 "folder": self.folder, "paths": self.paths()}
 
@@ -138,9 +141,7 @@ class LoopCheck:
         if self.record is None:
             return
         if self.record.get("schema") in OLD_SCHEMAS:
-            self.verdict.needs_person(f"{self.record_path} 的 schema 是 {self.record['schema']}：由旧版本的工作区生成，"
-                                      "它没有 id 和单调时钟的读数，现在的规则核对不了它；请由人对照当时的说明判断，"
-                                      "或在现在的工作区里用新名称重新运行。")
+            self.check_old_record()
             return
         blocking, other = shape_problems(self.record, self.name)
         for problem in blocking:
@@ -149,6 +150,50 @@ class LoopCheck:
             self.check_evidence()
         for problem in other:  # after what the evidence says: a stop it contradicts is the first thing to read
             self.verdict.fail(problem)
+
+    def check_old_record(self):
+        """An older workspace's record (loop-run/1) is for a person: today's rules cannot check it. What no older
+        workspace wrote is no old record, though: today's fields, a child of today (harness-run/2), or a stop its
+        own children contradict fail, as they would in a record of today."""
+        schema, newer = self.record["schema"], newer_fields(self.record)
+        forged = [f"{self.record_path} 的 schema 是 {schema}，却有 {SCHEMA} 才有的字段（{'、'.join(newer)}）："
+                  "旧版本的工作区从不写它们，schema 被改过，记录被改动过。"] if newer else []
+        for problem in forged + self.old_children_problems(schema):
+            self.verdict.fail(problem)
+        if not self.verdict.problems:
+            self.verdict.needs_person(f"{self.record_path} 的 schema 是 {schema}：由旧版本的工作区生成，"
+                                      "它没有 id 和单调时钟的读数，现在的规则核对不了它；请由人对照当时的说明判断，"
+                                      "或在现在的工作区里用新名称重新运行。")
+
+    def old_children_problems(self, schema):
+        """An older record's children are older records too, and the stop follows from their statuses."""
+        problems, outcomes = [], []
+        attempts = self.record.get("attempts")
+        for entry in attempts if type(attempts) is list else []:
+            child_run = entry.get("child_run") if type(entry) is dict else None
+            name = child_run.rpartition("/")[2] if type(child_run) is str else None
+            if name not in self.workspace.runs():
+                outcomes.append((None, None))
+                continue
+            child_dir = self.workspace.root / "runs" / name
+            try:
+                run, _ = read_record_file(child_dir / "run.json")
+            except (OSError, ValueError):
+                run = None
+            if type(run) is dict and run.get("schema") == verify_harness.SCHEMA:
+                problems.append(f"{self.show(f'runs/{name}')}/run.json 的 schema 是 {verify_harness.SCHEMA}，循环记录却是 "
+                                f"{schema}：旧版本的工作区写不出今天的子运行，schema 被改过，记录被改动过。")
+            child = child_view(child_dir)
+            outcomes.append((child["key"], child["status"]))
+        stops = child_stops(outcomes)
+        problems += [f"第 {number} 次尝试之后循环就应停止（{'/'.join(stop)}），记录里却还有第 {number + 1} 次尝试。"
+                     for number, stop in enumerate(stops[:-1], 1) if stop]
+        claimed = (self.record.get("status"), self.record.get("reason"))
+        known = stops and all(status is not None for _, status in outcomes) and not self.children_unknown()
+        if known and claimed in (ENDING["repair"], ENDING["stuck"]) and stops[-1] != claimed:
+            problems.append(f"{self.record_path} 记录的停止是 {'/'.join(claimed)}，子运行支持的却是 "
+                            f"{'/'.join(stops[-1]) if stops[-1] else '继续下一次尝试'}：状态或原因与证据不符。")
+        return problems
 
     def check_evidence(self):
         """Each attempt against its child, the course files and the clocks; then the stop, the decisions and
@@ -291,7 +336,7 @@ class LoopCheck:
         self.keep_round(number, verdict=verdict)
         if verdict.get("notes"):
             self.say_transport(self.show(child_run), verdict["notes"])
-        said = "；".join(problem.rstrip("。") for problem in verdict["problems"]) + "。"
+        said = "；".join(one_line(problem, MESSAGE_CHARS).rstrip("。") for problem in verdict["problems"]) + "。"
         if verdict["result"] == "needs_human" and child["status"] in ("needs_review", "failed"):
             self.verdict.needs_person(f"子运行 {self.show(child_run)} 需要人工查看：{said}")
         if verdict["result"] != "fail":
@@ -403,20 +448,23 @@ class LoopCheck:
         status, reason, budget = record["status"], record["reason"], record["budget"]
         if supported is None:
             self.verdict.fail(
-                f"记录的停止 {status}/{reason} 没有证据支持：{count} 次尝试之后，子运行既没有通过也没有重复失败，"
+                f"记录的停止 {status}/{one_line(reason)} 没有证据支持：{count} 次尝试之后，子运行既没有通过也没有重复失败，"
                 f"尝试预算（max_attempts={budget['max_attempts']}）没有用完，"
                 f"elapsed_seconds（{record['elapsed_seconds']}）也没有达到 max_seconds，循环本应继续。", first=first)
         elif supported != (status, reason):
-            self.verdict.fail(f"子运行与预算支持的结果是 {'/'.join(supported)}，记录却是 {status}/{reason}："
+            self.verdict.fail(f"子运行与预算支持的结果是 {'/'.join(supported)}，记录却是 {status}/{one_line(reason)}："
                               "状态或原因与证据不符。", first=first)
         elif reason == "time_budget" and budget["max_seconds"] > 0:
-            return  # spent mid-loop: judged on the record's monotonic readings (check_times), not by the table
+            # spent mid-loop: judged on the record's monotonic readings (check_times), not by the table
+            gap = budget_check_gap(record)
+            if gap:
+                self.verdict.needs_person(gap)
         elif (status, reason, count) != expected_outcome(record["scenario"], budget):
             expected = expected_outcome(record["scenario"], budget)
             self.verdict.fail(
                 f"情景 {record['scenario']} 在预算 max_attempts={budget['max_attempts']}、max_seconds="
                 f"{budget['max_seconds']} 下应为 {expected[0]}/{expected[1]}、{expected[2]} 次尝试，"
-                f"记录却是 {status}/{reason}、{count} 次：情景、预算或结果被改动过，"
+                f"记录却是 {status}/{one_line(reason)}、{count} 次：情景、预算或结果被改动过，"
                 "或者 samples/ 已不是课程提供的版本（预期表只适用于原样的三个样例）。")
 
     def undecided_note(self):
@@ -431,7 +479,7 @@ class LoopCheck:
             why = (f"第 {len(record['attempts'])} 次尝试超过单次时限 {record['budget']['attempt_timeout']} 秒被终止，"
                    "子运行的结果不知道")
         else:
-            why = f"循环因意外情况停止（{gloss(record['error_type'])}，error_type {record['error_type']}）"
+            why = f"循环因意外情况停止（{gloss(record['error_type'])}，error_type {one_line(record['error_type'])}）"
         guide = "对照 loop.json 的 handoff " if record["handoff"] is not None else ""
         if not record["attempts"]:
             return (f"{why}，不能按固定情景的预期判断。循环还没有开始任何尝试，没有子运行：请{guide}核对"
@@ -485,7 +533,7 @@ class LoopCheck:
         status, reason = self.record["status"], self.record["reason"]
         if status not in ("running", "interrupted") and DECISION_STOPS[recorded[1]] != (status, reason):
             self.verdict.fail(f"第 {number} 次尝试之后记录的决定是停止（{recorded[1]}），循环记录的停止却是 "
-                              f"{status}/{reason}：状态或原因与证据不符。")
+                              f"{status}/{one_line(reason)}：状态或原因与证据不符。")
 
     def check_timeouts(self):
         """attempt_timeout: the last attempt timed out, its child did not finish, and it waited the whole limit."""
@@ -494,7 +542,7 @@ class LoopCheck:
         # a signal landing after the timeout was written down leaves the record interrupted, honestly
         stopped_by_it = record["reason"] == "attempt_timeout" or record["status"] == "interrupted"
         if (record["reason"] == "attempt_timeout" and not timed_out) or (timed_out and not stopped_by_it):
-            self.verdict.fail(f"停止原因是 {record['reason']}，记为 timed_out 的尝试有 {len(timed_out)} 次："
+            self.verdict.fail(f"停止原因是 {one_line(record['reason'])}，记为 timed_out 的尝试有 {len(timed_out)} 次："
                               "以 attempt_timeout 停止的循环，最后一次尝试就是超时的那一次，别的停止没有超时的尝试。")
         for round_ in timed_out:
             self.check_timed_out(round_)

@@ -1,9 +1,9 @@
 """The clocks of one loop record: budgets and order on its monotonic readings, its wall clock explained.
 
 Part of verify_loop (the command line); loop_check.py calls `offset_problems` and `wall_clock_finding`
-for every loop-run/2 record. A loop keeps two clocks (docs/loop/TASK.md): the monotonic offsets, seconds
-since its first record, which only go forward and judge the budgets and the order of events; and wall
-times (UTC, whole seconds) for people. An honest machine's wall clock may step once (NTP sets it back, a
+for every loop-run/2 record, and `budget_check_gap` for a time budget spent mid-loop. A loop keeps two
+clocks (docs/loop/TASK.md): the monotonic offsets, seconds since its first record, which only go forward
+and judge the budgets and the order of events; and wall times (UTC, whole seconds) for people. An honest machine's wall clock may step once (NTP sets it back, a
 suspended laptop wakes up hours later while the monotonic clock stood still): a disagreement that one
 step explains is for a person, named with where it happened; one that no single step explains, and any
 offset going back, no honest machine makes. It does not import loop_lab.py, harness.py or
@@ -14,6 +14,8 @@ from loop_records import PRECISION, ROUNDING, TOLERANCE, moment, shown
 # Wall times are whole seconds (up to 1 s early), read a moment apart from their monotonic reading: events
 # of one honest clock agree on "wall minus monotonic" within this much.
 SLACK = PRECISION + TOLERANCE
+# Seconds an honest loop may take between an attempt's end and the next budget check (writing its record).
+CHECK_GAP = 2
 
 
 def offset_problems(record):
@@ -35,6 +37,21 @@ def offset_problems(record):
         problems.append(f"elapsed_seconds（{shown(record['elapsed_seconds'])}）早于{latest[1]}（{shown(latest[0])}）："
                         "循环结束时的读数不会比这更早，用时被改动过。")
     return problems
+
+
+def budget_check_gap(record):
+    """For a time budget spent mid-loop: a text for a person when the reading of that budget check
+    (elapsed_seconds) lies long after the last reading before it, else None. An honest loop checks the budget
+    as soon as the attempt before is written down, a fraction of a second later; only a process paused
+    meanwhile (Ctrl-Z, a debugger) leaves more, and so does an elapsed_seconds moved on with its finish time."""
+    attempts, elapsed = record["attempts"], record["elapsed_seconds"]
+    last, label = (attempts[-1]["finished_offset"], f"第 {len(attempts)} 次尝试结束时的读数") if attempts \
+        else (0, "循环第一份记录时的读数")
+    if last is None or elapsed - last <= CHECK_GAP:
+        return None
+    return (f"时间预算用完时的读数 elapsed_seconds（{shown(elapsed)}）比{label}（{shown(last)}）晚了 "
+            f"{elapsed - last:.3f} 秒：诚实的循环记下一次尝试就立刻检查预算，中间不到一秒，只有进程被暂停过"
+            "（例如 Ctrl-Z、调试器）才会这样，或者这两个读数被改过。请向运行者确认，由人决定是否采信这个 time_budget 停止。")
 
 
 class Event:
@@ -71,17 +88,24 @@ def skew_range(events):
     return max(event.wall - event.high for event in events), min(event.wall - event.low for event in events)
 
 
-def agree(events):
-    low, high = skew_range(events)
-    return low - high <= SLACK
+def agreeing(events):
+    """For k = 0..len(EVENTS): whether EVENTS[:k] agree. One pass (a running skew range), so finding the step
+    stays linear in the number of times however many a record holds."""
+    flags, low, high = [True], float("-inf"), float("inf")
+    for event in events:
+        wall = event.wall
+        low, high = max(low, wall - event.high), min(high, wall - event.low)
+        flags.append(low - high <= SLACK)
+    return flags
 
 
 def wall_clock_finding(events):
     """None when the wall times agree with the offsets; else ("needs_human", text) naming the one step of
     the wall clock that explains them, or ("fail", text) when no single step does."""
-    if agree(events):
+    beginnings, endings = agreeing(events), agreeing(events[::-1])[::-1]  # EVENTS[:k] agree, EVENTS[k:] agree
+    if beginnings[-1]:
         return None
-    splits = [k for k in range(1, len(events)) if agree(events[:k]) and agree(events[k:])]
+    splits = [k for k in range(1, len(events)) if beginnings[k] and endings[k]]
     if not splits:
         first = breaks(events)
         second = first + breaks(events[first:])
@@ -101,7 +125,8 @@ def wall_clock_finding(events):
 
 def breaks(events):
     """Where EVENTS stop agreeing: the length of their longest agreeing beginning."""
-    return next((k for k in range(2, len(events) + 1) if not agree(events[:k])), len(events) + 1) - 1
+    beginnings = agreeing(events)
+    return beginnings.index(False) - 1 if False in beginnings else len(events)
 
 
 def spaced(text):

@@ -13,8 +13,8 @@ from unicodedata import east_asian_width
 
 from cli import display_path
 from loop_check import boundary_stop, said
-from loop_records import (CONTINUE, DECISION_STOPS, ROUNDING, SCRIPT, decision_pair, expected_outcome, is_number,
-                          visible)
+from loop_records import (CONTINUE, DECISION_STOPS, MESSAGE_CHARS, ROUNDING, SCRIPT, decision_pair,
+                          expected_outcome, is_number, one_line)
 
 WIDTH = 99  # columns per line at most (under 100 characters too): a terminal 100 wide shows each on one line
 # The verifier's own reason for each decision the evidence of an attempt can call for.
@@ -38,7 +38,7 @@ def account(check):
         lines += rounds(check) if check.judged else ["  记录读不出、形状不对或核对没能做完，无法逐轮说明；问题见下。"]
     except Exception as exc:  # a record shaped in a way nobody foresaw: the verdict below still says what is wrong
         lines.append(f"  记录里有无法逐轮说明的内容（{type(exc).__name__}）；问题见下。")
-    return "\n".join(part for line in lines for part in cut(visible(line)))
+    return "\n".join(part for line in lines for part in cut(one_line(line, MESSAGE_CHARS)))  # wrapped, then bounded
 
 
 def rounds(check):
@@ -125,7 +125,7 @@ def left(inventory):
         return "子运行目录不存在（终止时还没建立）"
     files, status = inventory.get("files"), inventory.get("run_status")
     count = f"{len(files)} 个文件" if type(files) is list else "文件数没有记录"
-    return f"子运行目录里 {count}，" + (f"run.json 为 {status}" if status else "没有可读的 run.json")
+    return f"子运行目录里 {count}，" + (f"run.json 为 {one_line(status)}" if status else "没有可读的 run.json")
 
 
 def verdict_lines(entry, verdict):
@@ -143,7 +143,7 @@ def outcome(head, status, feedback):
         return [f"{head}没有结束（status 为 null）"]
     if not feedback:
         return [f"{head}为 {status}" + ("：导出并通过机械检查" if status == "needs_review" else "")]
-    return [f"{head}为 {status}", f"    反馈：{feedback['error_type']}：{feedback['message']}"]
+    return [f"{head}为 {status}", f"    反馈：{one_line(feedback['error_type'])}：{one_line(feedback['message'])}"]
 
 
 def decision_lines(check, round_):
@@ -159,7 +159,7 @@ def decision_lines(check, round_):
         return lines
     allowed = check.allowed_decisions(round_, round_.number == len(check.rounds)) or set()
     if recorded in allowed:  # the loop stopped for a reason outside the child, or before it decided
-        why = (f"停止 {recorded[1]}（{check.record['error_type']}）：依据不在子运行里" if recorded
+        why = (f"停止 {recorded[1]}（{one_line(check.record['error_type'])}）：依据不在子运行里" if recorded
                else "没有（null）：记录停在决定之前")
         return lines + [f"  循环记录的决定：{why}，成立"]
     return lines + [f"  ≠ 循环记录的决定：{said(recorded)}"]
@@ -175,13 +175,13 @@ def ending(check):
     if status in UNJUDGED or reason in UNJUDGED:
         child = check.show(record["attempts"][-1]["child_run"]) if count else ""
         why = (UNJUDGED.get(status) or UNJUDGED[reason]).format(child=child)
-        return lines + [f"停止：{status}/{reason}（{why}）：不按情景预期判断，交给人"]
+        return lines + [f"停止：{status}/{one_line(reason)}（{why}）：不按情景预期判断，交给人"]
     supported = DECISION_STOPS[last[1]] if last not in (None, CONTINUE) else boundary_stop(record, count)
     if supported is None:
-        return lines + [f"停止：证据不支持停下，循环本应继续", f"≠ 循环记录的停止：{status}/{reason}，共 {count} 次尝试"]
+        return lines + [f"停止：证据不支持停下，循环本应继续", f"≠ 循环记录的停止：{status}/{one_line(reason)}，共 {count} 次尝试"]
     if supported != (status, reason):
-        return lines + [f"停止：证据支持 {'/'.join(supported)}", f"≠ 循环记录的停止：{status}/{reason}"]
-    return lines + [f"停止：{status}/{reason}，共 {count} 次尝试，与循环的记录相同", *expectation(record, count)]
+        return lines + [f"停止：证据支持 {'/'.join(supported)}", f"≠ 循环记录的停止：{status}/{one_line(reason)}"]
+    return lines + [f"停止：{status}/{one_line(reason)}，共 {count} 次尝试，与循环的记录相同", *expectation(record, count)]
 
 
 def boundary_round(record, count):
@@ -197,10 +197,10 @@ def boundary_round(record, count):
         blocked = record["blocked_proposal"]
         return [f"第 {number} 轮", f"  预算检查：第 {number} 次尝试，上限 {budget['max_attempts']} 次，"
                 f"预算 {budget['max_seconds']} 秒：可以开始",
-                f"  提出候选：{blocked['action']} {blocked['target']}",
+                f"  提出候选：{one_line(blocked['action'])} {one_line(blocked['target'])}",
                 "  范围检查：只允许 export 三个已知样例之一：拦下，没有执行，也不算一次尝试"]
     if reason == "unexpected_error":
-        return [f"第 {number} 轮", f"  循环记下 error_type {record['error_type']} 后停止，这一轮没有记录尝试"]
+        return [f"第 {number} 轮", f"  循环记下 error_type {one_line(record['error_type'])} 后停止，这一轮没有记录尝试"]
     return []
 
 
@@ -211,7 +211,7 @@ def expectation(record, count):
     expected = expected_outcome(record["scenario"], record["budget"])
     lines = [f"情景预期：{record['scenario']} 在这些预算下是 {expected[0]}/{expected[1]}、{expected[2]} 次尝试"]
     if expected != (record["status"], record["reason"], count):
-        lines.append(f"≠ 记录的是 {record['status']}/{record['reason']}、{count} 次尝试")
+        lines.append(f"≠ 记录的是 {record['status']}/{one_line(record['reason'])}、{count} 次尝试")
     return lines
 
 

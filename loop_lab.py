@@ -51,6 +51,7 @@ except KeyboardInterrupt:  # in the instant before the handlers above were in pl
     raise SystemExit(130)
 
 import json
+import math
 import os
 import sys
 import time
@@ -213,7 +214,10 @@ def exit_code(status):
 
 
 def shown_number(value):
-    return f"{value:g}" if type(value) in (int, float) else repr(value)
+    """A number as the person typed it: 1e9 shows as 1000000000, not 1e+09; nan and inf as themselves."""
+    if type(value) not in (int, float):
+        return repr(value)
+    return str(as_given(value)) if math.isfinite(value) else str(value)
 
 
 def as_given(seconds):

@@ -66,17 +66,28 @@ LOOP_KEYS = ("schema", "id", "run", "scenario", "budget", "status", "reason", "e
 ATTEMPT_KEYS = ("attempt", "candidate", "child_run", "state", "status", "feedback", "started_at", "finished_at",
                 "started_offset", "finished_offset", "decision", "timeout")
 BUDGET_KEYS = ("max_attempts", "max_seconds", "attempt_timeout")
+HANDOFF_KEYS = ("stopped_at", "done", "inspect", "decide")
+# The fields of the objects inside a record and inside an attempt (a timeout's inventory is the loop's free report).
+INNER_KEYS = {"budget": BUDGET_KEYS, "context": ("files", "fingerprint", "entries"),
+              "blocked_proposal": ("action", "target", "reason"), "handoff": HANDOFF_KEYS}
+ATTEMPT_INNER_KEYS = {"candidate": ("action", "sample", "sha256"), "decision": ("next", "reason", "why"),
+                      "timeout": ("seconds", "waited_seconds", "inventory")}
+# What loop-run/2 added to loop-run/1: an older workspace wrote none of these fields (nor harness-run/2 children).
+NEWER_KEYS, NEWER_BUDGET_KEYS = ("id",), ("attempt_timeout",)
+NEWER_ATTEMPT_KEYS = ("started_at", "finished_at", "started_offset", "finished_offset", "decision", "timeout")
 RECORD_ID = re.compile("[0-9a-f]{32}")
 # The most a record or a course file may hold: an honest loop.json or run.json is a few KiB, a course file
 # tens of KiB; a file over its cap is not one the course or a program wrote, and is not read beyond it.
 RECORD_CAP = COURSE_FILE_CAP = 1 << 20
-HANDOFF_KEYS = ("stopped_at", "done", "inspect", "decide")
 CHILD_STATUSES = ("running", "needs_review", "failed", "needs_human")
 SHA256 = re.compile("[0-9a-f]{64}")
 TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 MIN_DECISION = 10  # characters: "请处理" is not a decision a person can act on
+SHOWN_CHARS = 300  # of a recorded value inside a message: an honest one is far shorter
+MESSAGE_CHARS = 2000  # of a message another verifier wrote (it may quote a value): the longest honest one is shorter
 # Timestamps are whole seconds; beyond that precision, 1 s of tolerance for clocks and rounding.
 PRECISION, TOLERANCE = 1, 1
+MAX_READING = 10 ** 9  # seconds, about 31 years: no loop of this course records a monotonic reading beyond it
 LINK_TAGS = (0xA000000C, 0xA0000003)  # Windows reparse tags of a symbolic link and a junction (IO_REPARSE_TAG_*)
 
 
@@ -144,18 +155,35 @@ def is_number(value):
     return (is_int(value) and abs(value) <= 2 ** 53) or (type(value) is float and math.isfinite(value))
 
 
+def is_reading(value):
+    """A monotonic reading a loop can record: seconds from its first record, never negative, and far below
+    MAX_READING (a larger one overflows the clock arithmetic and no course loop runs for decades)."""
+    return is_number(value) and 0 <= value <= MAX_READING
+
+
 def shown(value):
-    """A value as the record's reader sees it in the file (JSON), not as Python prints it."""
+    """A value as the record's reader sees it in the file (JSON), not as Python prints it; as one_line() says it."""
     try:
-        return json.dumps(value, ensure_ascii=False)
+        return one_line(json.dumps(value, ensure_ascii=False))
     except (TypeError, ValueError):
-        return str(value)
+        return one_line(str(value))
 
 
 def visible(text):
     """TEXT on one line as a person must see it: a newline, a control or an invisible character (in a folder
     name a student chose) is shown as its escape, so it cannot fake a line, a table row or a look-alike name."""
-    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in str(text))
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
+def one_line(text, limit=SHOWN_CHARS):
+    """Recorded TEXT inside a message (or a whole message quoting one): visible(), and cut after LIMIT characters
+    with its length said, so a record (up to 1 MiB) can neither fake a line (U+2028 splits a line for many
+    readers) nor flood the output."""
+    text = visible(text)
+    return text if len(text) <= limit else f"{text[:limit]}…（共 {len(text)} 个字符）"
 
 
 
@@ -282,7 +310,7 @@ def child_state_text(child):
     """How far the child's own record got, as said to a person."""
     if child["status"] is None:
         return "run.json 不存在或读不出"
-    return f"run.json 为 {child['status']}"
+    return f"run.json 为 {one_line(child['status'])}"
 
 
 def read_record_file(path):
@@ -361,7 +389,8 @@ def timeout_problem(where, entry, budget):
     timeout, timed_out = entry["timeout"], entry["state"] == "timed_out"
     if timeout is None and not timed_out:
         return None
-    if timed_out and type(timeout) is dict and timeout.get("seconds") == budget.get("attempt_timeout") \
+    if timed_out and type(timeout) is dict and is_number(timeout.get("seconds")) \
+            and timeout["seconds"] == budget.get("attempt_timeout") \
             and is_number(timeout.get("waited_seconds")) and timeout["waited_seconds"] >= 0 \
             and type(timeout.get("inventory")) is dict:
         return None
@@ -386,6 +415,7 @@ def shape_problems(record, name):
     checks, fields = field_checks(record, name), ShownFields(record, folder=shown(name))
     blocking = [message.format_map(fields) for holds, message, blocks in checks if blocks and not holds]
     other = [message.format_map(fields) for holds, message, blocks in checks if not blocks and not holds]
+    other += [problem for problem in [unknown_fields_problem("loop.json", record, LOOP_KEYS, INNER_KEYS)] if problem]
     if blocking:
         return blocking, other
     found = (attempt_problem(number, entry, record) for number, entry in enumerate(record["attempts"], 1))
@@ -428,11 +458,34 @@ def field_checks(record, name):
         (handoff_ok(record, name), "handoff：除 needs_review 外的每个停止都要写明 stopped_at、done、inspect"
                                    "（含 loop.json 与每个子运行的 run.json）和具体的 decide（不能只说“请处理”），"
                                    "needs_review 与 running 没有 handoff。", False),
-        (is_number(record["elapsed_seconds"]) and record["elapsed_seconds"] >= 0,
-         "elapsed_seconds 是 {elapsed_seconds}，应为不小于 0 的秒数（单调时钟的读数）。", True),
+        (is_reading(record["elapsed_seconds"]),
+         "elapsed_seconds 是 {elapsed_seconds}，应为不小于 0 的秒数（单调时钟的读数，诚实的循环远不到 "
+         + f"{MAX_READING} 秒）。", True),
         (moment(record["started_at"]) is not None and finished_ok(record["finished_at"], status == "running"),
          "started_at 应为 UTC 时间（如 2026-01-01T00:00:00Z）；finished_at 在结束后记录，running 时为 null。", True),
     ]
+
+
+def unknown_fields_problem(where, fields, known, nested):
+    """A field the loop never writes (say "result": "pass" added for a reader to see, or a look-alike key such as
+    budget.Max_seconds) is no field of its record: FIELDS beside KNOWN, and inside the objects NESTED names."""
+    unknown = [one_line(key) for key in fields if key not in known] + [
+        f"{key}.{one_line(inner)}" for key, inner_known in nested.items() if type(fields.get(key)) is dict
+        for inner in fields[key] if inner not in inner_known]
+    if not unknown:
+        return None
+    return (f"{where} 有循环从不写的字段：{'、'.join(unknown)}：{SCHEMA} 记录里没有它们，记录被改动过；"
+            "请用新名称重新运行循环，不要手改记录。")
+
+
+def newer_fields(record):
+    """The loop-run/2 fields in a record that says it is older (an older workspace never wrote them), in order."""
+    budget = record.get("budget") if type(record.get("budget")) is dict else {}
+    attempts = record.get("attempts") if type(record.get("attempts")) is list else []
+    attempts = [entry for entry in attempts if type(entry) is dict]
+    return ([key for key in NEWER_KEYS if key in record]
+            + [f"budget.{key}" for key in NEWER_BUDGET_KEYS if key in budget]
+            + [f"attempts[].{key}" for key in NEWER_ATTEMPT_KEYS if any(key in entry for entry in attempts)])
 
 
 class ShownFields(dict):
@@ -507,6 +560,9 @@ def attempt_problem(number, entry, record):
     where = f"attempts 第 {number} 项"
     if type(entry) is not dict or any(key not in entry for key in ATTEMPT_KEYS):
         return f"{where} 缺少字段（应有 {'、'.join(ATTEMPT_KEYS)}）。"
+    unknown = unknown_fields_problem(where, entry, ATTEMPT_KEYS, ATTEMPT_INNER_KEYS)
+    if unknown:
+        return unknown
     if not is_int(entry["attempt"]) or entry["attempt"] != number or entry["child_run"] != f"runs/{name}-{number:02d}":
         return (f"{where} 记录为第 {shown(entry['attempt'])} 次、子运行 {shown(entry['child_run'])}：尝试必须按 1..n 依次记录，"
                 f"第 {number} 次的子运行是 runs/{name}-{number:02d}（有尝试被删除、调换了顺序，或指向了别的循环的子运行）。")
@@ -533,12 +589,13 @@ def attempt_times_problem(where, entry):
     """An attempt's wall times and monotonic offsets: both starts always, both finishes once it is done,
     neither while it runs. Their order is loop_clock.py's to judge."""
     finished = (entry["finished_at"], entry["finished_offset"])
-    if moment(entry["started_at"]) is None or not is_number(entry["started_offset"]) or entry["started_offset"] < 0:
+    if moment(entry["started_at"]) is None or not is_reading(entry["started_offset"]):
         return (f"{where} 的 started_at 是 {shown(entry['started_at'])}、started_offset 是 "
-                f"{shown(entry['started_offset'])}：应为 UTC 时间与循环第一份记录之后不小于 0 的秒数。")
+                f"{shown(entry['started_offset'])}：应为 UTC 时间与循环第一份记录之后不小于 0 的秒数"
+                f"（诚实的循环远不到 {MAX_READING} 秒）。")
     if finished == (None, None) and entry["state"] != "done":
         return None
-    if moment(finished[0]) is None or not is_number(finished[1]) or entry["state"] == "running":
+    if moment(finished[0]) is None or not is_reading(finished[1]) or entry["state"] == "running":
         return (f"{where} 的 finished_at 是 {shown(finished[0])}、finished_offset 是 {shown(finished[1])}"
                 f"（state {shown(entry['state'])}）：结束的尝试两者都记录（UTC 时间与秒数），进行中的两者都是 null。")
     return None

@@ -41,8 +41,9 @@ EXPECTED = {  # student (from the entry's name) -> result
     "卫东": "packaging", "蒋南": "packaging", "沈西": "packaging", "韩北": "packaging",
     "朱松": "incomplete", "秦竹": "fail", "许梅": "fail", "何兰": "needs_human", "吕菊": "needs_human",
     "施桃": "needs_human", "孔杏": "needs_human", "曹莲": "needs_human", "严荷": "fail", "名单.txt": "packaging",
-    "=1+1": "pass", ODD_NAME: "pass",
+    "=1+1": "pass", ODD_NAME: "pass", "尤夏": "incomplete", "尤秋": "incomplete",
 }
+CHILDLESS = (("permission-01", "permission", {}), ("time-01", "repair", {"max_seconds": 0}))  # no child run, no runs/
 IDS = {"张三": "100001", "王五": "100003"}
 
 
@@ -105,6 +106,7 @@ class ClassCheckTest(SharedWorkspaceTestCase):
         cls.make_records(made / "edited", (("repair-01", "repair", {}), ("semantic-01", "semantic", {}),
                                            ("permission-01", "permission", {})))
         sample.write_bytes(original)
+        cls.make_records(made / "childless", CHILDLESS, pack=made / "childless.zip")
         cls.made, cls.class_dir = made, cls.root / "交作业"
         cls.build_class()
         cls.code, cls.stdout, cls.stderr = in_process(cls.root, "--class", "交作业", "--report", "全班.md",
@@ -144,6 +146,8 @@ class ClassCheckTest(SharedWorkspaceTestCase):
         cd, made = cls.class_dir, cls.made
         (cd / "张三_100001_assignsubmission_file_").mkdir(parents=True)
         zip_folder(cls.student(cls.root / "zipping" / "张三"), cd / "张三_100001_assignsubmission_file_" / "张三.zip")
+        (cd / "张三_100001_assignsubmission_onlinetext_").mkdir()  # Moodle's folder of the same submission's text
+        (cd / "张三_100001_assignsubmission_onlinetext_" / "onlinetext.html").write_bytes("<p>已交</p>".encode("utf-8"))
         cls.zipped("李四.zip")
         cls.student(cd / "王五_100003_assignsubmission_file_" / "王五" / "王五")  # Explorer's Extract All
         cls.zipped("赵六.zip", top="lesson-14")
@@ -189,6 +193,11 @@ class ClassCheckTest(SharedWorkspaceTestCase):
             except OSError:  # Windows refuses | < > and a newline in a name
                 shutil.rmtree(cd / name, ignore_errors=True)
         (cd / "名单.txt").write_bytes("张三\n".encode("utf-8"))
+        if (made / "childless.zip").exists():  # the hand-in of loops that made no child run holds no runs/
+            shutil.copy(made / "childless.zip", cd / "尤夏.zip")
+        else:
+            zip_folder(made / "childless" / "loop-runs", cd / "尤夏.zip", top="loop-runs")
+        shutil.rmtree(cls.student(cd / "尤秋", "childless") / "runs")  # a clone: git keeps no empty folder
         (cd / ".DS_Store").write_bytes(b"\0")
         (cd / "__MACOSX" / "张三").mkdir(parents=True)
 
@@ -205,7 +214,8 @@ class ClassCheckTest(SharedWorkspaceTestCase):
     def test_every_entry_is_one_row_in_code_point_order(self):
         lines = self.lines()
         self.assertEqual({line["student"]: line["result"] for line in lines}, self.expected())
-        entries = sorted(path.name for path in self.class_dir.iterdir() if path.name not in (".DS_Store", "__MACOSX"))
+        entries = sorted(path.name for path in self.class_dir.iterdir()
+                         if path.name not in (".DS_Store", "__MACOSX") and "onlinetext" not in path.name)
         self.assertEqual([line["student"] for line in lines],
                          [class_check.student_and_id(name)[0] for name in entries])
         for line in lines:
@@ -244,6 +254,24 @@ class ClassCheckTest(SharedWorkspaceTestCase):
                 self.assertIn("请学生重新提交", problem)
                 self.assertNotRegex(problem, "伪造|作弊|篡改|改动过")
 
+    def test_no_runs_folder_is_complete_when_no_loop_made_an_attempt(self):
+        for student in ("尤夏", "尤秋"):
+            with self.subTest(student=student):
+                row = self.row(student)
+                self.assertEqual((row["loops"], row["cases"]["permission"], row["cases"]["repair --max-seconds 0"]),
+                                 (2, "pass", "pass"))
+                self.assertEqual(len(row["problems"]), 1, row["problems"])
+                self.assertTrue(row["problems"][0].startswith("缺少情景「repair」"), row["problems"])
+
+    def test_a_moodle_online_text_is_part_of_the_file_submission(self):
+        self.assertEqual([line["student"] for line in self.lines()].count("张三"), 1)
+        self.assertIn("跳过 交作业/张三_100001_assignsubmission_onlinetext_：", self.stderr)
+        report = (self.root / "全班.md").read_text(encoding="utf-8")
+        self.assertIn("- 跳过 `交作业/张三_100001_assignsubmission_onlinetext_`：Moodle 里同一位学生的另一部分", report)
+        feedback = (self.root / "反馈" / "张三.md").read_text(encoding="utf-8")
+        self.assertEqual(feedback.count("\n## "), 1, feedback)
+        self.assertNotIn("packaging", feedback)
+
     def test_a_status_edit_is_said_first_as_contradicting_the_evidence(self):
         qin = self.row("秦竹")
         self.assertEqual(qin["cases"]["stuck"], "fail")
@@ -256,6 +284,7 @@ class ClassCheckTest(SharedWorkspaceTestCase):
                          "samples/semantic.json 与老师的课程文件不同（影响 3 个循环")
         self.assertIn("permission-01、repair-01、semantic-01", xu["problems"][0])
         self.assertEqual(len(xu["problems"]), 1, xu["problems"])
+        self.assertNotIn("课程版本", self.stderr)  # one student's edit is no other version of the course
 
     def test_copies_are_named_with_whom_and_need_a_person(self):
         for student, other in (("吕菊", "施桃"), ("施桃", "吕菊"), ("孔杏", "曹莲"), ("曹莲", "孔杏")):
@@ -327,12 +356,12 @@ class ClassCheckTest(SharedWorkspaceTestCase):
 
     def test_every_submission_gets_feedback_about_itself_only(self):
         folder = self.root / "反馈"
-        by_student = {row["student"]: row for row in self.lines()}
+        by_student = {(row["student"], row["id"]): row for row in self.lines()}
         names = class_report.feedback_names(by_student)
         self.assertEqual(sorted(p.name for p in folder.iterdir()), sorted(names.values()))
-        for student, row in by_student.items():
+        for (student, _), row in by_student.items():
             with self.subTest(student=student):
-                text = (folder / names[student]).read_text(encoding="utf-8")
+                text = (folder / names[student, row["id"]]).read_text(encoding="utf-8")
                 self.assertTrue(text.startswith(f"# 作业核对反馈："))
                 self.assertIn(f"：{row['result']}\n", text)
                 self.assertIn("下一步：" + class_report.NEXT_STEP[row["result"]], text)
@@ -452,6 +481,33 @@ class ClassOutputsTest(SharedWorkspaceTestCase):
         self.assertEqual(alone[0], 1)
         self.assertEqual([json.loads(line)["result"] for line in alone[1].splitlines()], ["needs_human"] * 2)
 
+    def test_a_teacher_on_another_course_version_is_told_so_above_the_table(self):
+        for name in ("张三", "李四"):
+            ClassCheckTest.student.__func__(type(self), self.root / "later" / name)
+        task = self.root / "docs" / "loop" / "TASK.md"
+        original = task.read_bytes()
+        self.addCleanup(task.write_bytes, original)
+        task.write_bytes(original + b"\n")  # the teacher updated the course after the students ran
+        code, stdout, stderr = self.run_class("--class", "later", "--report", "later.md")
+        self.assertEqual([json.loads(line)["result"] for line in stdout.splitlines()], ["fail", "fail"])
+        note = "注意：至少一半的提交记录的 docs/loop/TASK.md 彼此相同，却与老师的课程文件不同：多半是老师工作区的课程版本"
+        self.assertTrue(stderr.startswith(note), stderr)
+        self.assertIn(note, (self.root / "later.md").read_text(encoding="utf-8"))
+
+    def test_two_students_of_one_name_get_a_feedback_file_each(self):
+        for entry in ("张三_100001_assignsubmission_file_", "张三_100002_assignsubmission_file_"):
+            shutil.copytree(self.made / "honest", self.root / "namesakes" / entry / "lesson")
+        (self.root / "namesakes" / "张三_100002_assignsubmission_file_" / "lesson" / "runs" / "repair-01-02" /
+         "artifact" / "review.md").unlink()
+        code, stdout, stderr = self.run_class("--class", "namesakes", "--feedback", "namesakes-feedback")
+        self.assertEqual([json.loads(line)["id"] for line in stdout.splitlines()], ["100001", "100002"])
+        files = sorted((self.root / "namesakes-feedback").iterdir())
+        self.assertEqual([path.name for path in files], ["张三-2.md", "张三.md"], stderr)
+        texts = [path.read_text(encoding="utf-8") for path in files]
+        self.assertEqual([text.count("\n## ") for text in texts], [1, 1])
+        self.assertEqual(sorted("100002" in text for text in texts), [False, True])
+        self.assertNotIn("100001", texts[["100002" in text for text in texts].index(True)])
+
     def test_a_surprise_in_one_submission_is_its_row_not_a_crash(self):
         with mock.patch("class_intake.folder_submission", side_effect=RuntimeError("坏了")):
             code, stdout, stderr = self.run_class("--class", "good")
@@ -492,9 +548,11 @@ class EscapingTest(SharedWorkspaceTestCase):
             self.assertEqual(class_report.spreadsheet_cell(cell), cell.encode("unicode_escape").decode("ascii"))
         self.assertEqual(class_report.cut("a\u202eb\nc\x00"), "a\\u202eb\\nc\\x00")
         self.assertEqual(class_report.cut("x" * 600), "x" * 500 + "…（共 600 个字符）")
-        line = class_report.json_line({"a": "\u2028\u2029中"})
-        self.assertEqual(line, '{"a": "\\u2028\\u2029中"}')
-        self.assertEqual(json.loads(line), {"a": "\u2028\u2029中"})
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            cli.print_json({"a": "\u2028\u2029中"})
+        self.assertEqual(out.getvalue(), '{"a": "\\u2028\\u2029中"}\n')
+        self.assertEqual(json.loads(out.getvalue()), {"a": "\u2028\u2029中"})
 
 
 def broken_disk(root, name, sample):

@@ -103,7 +103,23 @@ class IntakeTest(unittest.TestCase):
     def test_entries_in_code_point_order_without_os_junk_or_hidden_ones(self):
         for name in ("b", "a", "张三", "Z", "__MACOSX", ".DS_Store", "Thumbs.db", "desktop.ini", ".git", "._a"):
             (self.class_dir / name).mkdir()
-        self.assertEqual([p.name for p in class_intake.class_entries(self.class_dir)], ["Z", "a", "b", "张三"])
+        self.assertEqual([p.name for p in class_intake.class_entries(self.class_dir)[0]], ["Z", "a", "b", "张三"])
+
+    def test_a_moodle_online_text_beside_the_file_submission_is_part_of_it(self):
+        for name in ("张三_1_assignsubmission_file_", "张三_1_assignsubmission_onlinetext_",
+                     "李四_2_assignsubmission_onlinetext_", "张三_9_assignsubmission_onlinetext_"):
+            (self.class_dir / name).mkdir()
+        flat = ("王五_3_assignsubmission_file_王五.zip", "王五_3_assignsubmission_file_说明.txt",  # without folders
+                "王五_3_assignsubmission_onlinetext_onlinetext.html", "赵六_4_assignsubmission_file_说明.txt")
+        for name in flat:
+            (self.class_dir / name).write_bytes(b"x")
+        entries, aside = class_intake.class_entries(self.class_dir)
+        self.assertEqual([p.name for p in entries], ["张三_1_assignsubmission_file_", "张三_9_assignsubmission_onlinetext_",
+                                                     "李四_2_assignsubmission_onlinetext_",
+                                                     "王五_3_assignsubmission_file_王五.zip", flat[3]])
+        self.assertEqual([(a.name, b.name) for a, b in aside],
+                         [("张三_1_assignsubmission_onlinetext_", "张三_1_assignsubmission_file_"),
+                          (flat[1], flat[0]), (flat[2], flat[0])])
 
     # --- folders
 
@@ -116,12 +132,17 @@ class IntakeTest(unittest.TestCase):
         shutil.copytree(self.workspace, self.class_dir.joinpath("d5", *[f"level{i}" for i in range(5)]))
         self.assertPackaging("d5", "4 层以内没有找到 loop-runs/", "level0")
 
-    def test_two_workspaces_or_only_loop_runs_are_packaging(self):
+    def test_two_workspaces_are_packaging_and_only_loop_runs_is_noted(self):
         shutil.copytree(self.workspace, self.class_dir / "two" / "a")
         shutil.copytree(self.workspace, self.class_dir / "two" / "b" / "c")
         self.assertPackaging("two", "找到了 2 个 loop-runs/ 文件夹（a/loop-runs、b/c/loop-runs）")
         shutil.copytree(self.workspace / "loop-runs", self.class_dir / "only" / "lesson" / "loop-runs")
-        self.assertPackaging("only", "lesson/ 里只有 loop-runs/，没有 runs/")
+        zip_folder(self.workspace / "loop-runs", self.class_dir / "only.zip", top="lesson/loop-runs")
+        for name in ("only", "only.zip"):  # packaging once a loop made an attempt: the class check reads the loops
+            with self.subTest(name=name), taken_in(self.class_dir / name, self.scratch) as submission:
+                self.assertIsNone(submission.packaging)
+                self.assertIn("lesson/ 里只有 loop-runs/，没有 runs/", submission.without_runs)
+                self.assertFalse((submission.workspace / "runs").exists())
 
     def test_a_clone_without_evidence_says_gitignore(self):
         clone = self.class_dir / "wang-clone"
@@ -129,6 +150,10 @@ class IntakeTest(unittest.TestCase):
         (clone / ".gitignore").write_bytes("runs/\nloop-runs/\n".encode("utf-8"))
         (clone / "README.md").write_bytes("# x\n".encode("utf-8"))
         self.assertPackaging("wang-clone", ".gitignore", "git add -f runs loop-runs")
+        shutil.copytree(self.workspace / "loop-runs", clone / "loop-runs")  # loop-runs/ added by hand, runs/ still ignored
+        with taken_in(clone, self.scratch) as submission:
+            self.assertIn("只有 loop-runs/，没有 runs/", submission.without_runs)
+            self.assertIn("git add -f runs loop-runs", submission.without_runs)
 
     def test_an_unreadable_folder_is_packaging_naming_the_permission(self):
         student = fake_workspace(self.class_dir / "周九")

@@ -215,6 +215,13 @@ class TimeoutTest(ExplainTestCase):
             with self.subTest(fragment=fragment), self.forged("cut-off", change):
                 self.assertFails("cut-off", fragment, "没到时限的尝试不会被终止")
 
+    def test_a_timeout_without_a_limit_fails_by_name(self):
+        def no_limit(rec):
+            rec["budget"]["attempt_timeout"] = None
+            rec["attempts"][0]["timeout"]["seconds"] = None
+        with self.forged("cut-off", no_limit):
+            self.assertFails("cut-off", "attempts 第 1 项 的 timeout")
+
     def test_a_timed_out_record_forged_from_a_finished_child_fails(self):
         def timed_out(rec):  # repair's second attempt, which finished, relabelled as ended at a limit of 1 s
             attempt = rec["attempts"][1]
@@ -275,6 +282,27 @@ class ExplainTest(ExplainTestCase):
             _code, _stdout, stderr = self.main("loop-runs/budget", "--explain")
         self.assertNotIn("\n停止：needs_review", stderr)
         self.assertIn("坏\\n停止", stderr)
+
+    def test_recorded_text_cannot_flood_the_account(self):
+        def flood(rec):
+            rec["attempts"][0]["feedback"]["message"] = "长" * 200_000
+            rec.update(status="needs_human", reason="unexpected_error", error_type="E" * 200_000)
+        with self.forged("budget", flood):
+            account = self.account(self.check("budget"))
+        self.assertLess(len(account.splitlines()), 40)
+        self.assertIn("（共 200000 个字符）", account)
+
+    def test_a_childs_long_text_is_cut_in_the_verdict_and_the_account(self):
+        path = self.root / "runs" / "budget-01" / "run.json"
+        original = path.read_bytes()
+        self.addCleanup(path.write_bytes, original)
+        run = json.loads(original)
+        run["sample"] = "x" * 20_000
+        path.write_bytes(json.dumps(run, ensure_ascii=False, indent=2).encode("utf-8"))
+        check = self.check("budget")
+        self.assertEqual(check.result()["result"], "fail")
+        self.assertLess(len(" ".join(check.result()["problems"])), 5000)
+        self.assertLess(len(self.account(check).splitlines()), 60)
 
     def test_a_record_it_cannot_follow_round_by_round_is_said_so(self):
         with self.forged("budget", lambda rec: rec.pop("attempts")):

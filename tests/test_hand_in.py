@@ -115,6 +115,17 @@ class HandInTest(SharedWorkspaceTestCase):
         self.assertIn("runs/repair-01-02/artifact/cards.json", archive.namelist())
         self.assertIn("交不交由你决定", stderr)
 
+    def test_a_workspace_whose_loops_made_no_child_run_is_not_packaging(self):
+        workspace = self.student("尤二")
+        shutil.rmtree(workspace / "runs")  # permission and --max-seconds 0 make no child: loop_lab makes no runs/
+        for name in ("repair-01", "stuck-01", "budget-01", "semantic-01"):
+            shutil.rmtree(workspace / "loop-runs" / name)
+        code, row, stderr, archive = self.assertPacked(workspace, workspace / "尤二.zip")
+        self.assertEqual((code, row["result"], row["loops"]), (1, "incomplete", 2), row["problems"])
+        self.assertEqual((row["cases"]["permission"], row["cases"]["repair --max-seconds 0"]), ("pass", "pass"))
+        self.assertEqual(len(row["problems"]), 1, row["problems"])
+        self.assertTrue(row["problems"][0].startswith("缺少情景"), row["problems"])
+
     def test_an_existing_out_is_never_replaced(self):
         workspace = self.student()
         out = workspace / "张三.zip"

@@ -406,6 +406,12 @@ class NameClaimTest(HarnessCase):
         self.assertEqual(snapshot(self.root / "runs"), before)
         self.assertEqual(sorted(p.name for p in (self.root / "runs").iterdir()), ["Demo"])
 
+    def test_the_same_name_in_the_same_case_is_refused_without_a_note_on_case(self):
+        harness.run_harness(self.root, "demo", "valid")
+        code, out, err = self.main_in_copy("--run", "demo", "--sample", "valid")
+        self.assertEqual((code, out), (2, ""))
+        self.assertIn("runs/demo 已存在：旧证据不会被覆盖，请换一个新的运行名，", err)
+
     def test_a_suggested_name_never_ends_in_two_digits(self):
         harness.run_harness(self.root, "race-01", "valid")
         code, out, err = self.run_cli("harness.py", "--run", "race-01", "--sample", "valid")

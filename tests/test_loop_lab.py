@@ -411,6 +411,15 @@ class ArgumentTest(LoopTestCase):
                 self.assertNoTraceback(stderr)
                 self.assertFalse((self.root / "loop-runs" / args[1]).exists())
 
+    def test_an_out_of_range_value_is_echoed_as_plain_decimal(self):
+        for args, echoed in ((("--attempt-timeout", "1e9"), "收到 1000000000。"),
+                             (("--max-seconds", "12345678"), "收到 12345678。"),
+                             (("--max-seconds", "-0.5"), "收到 -0.5。")):
+            with self.subTest(args=args):
+                code, _, stderr = self.main("--run", "x", "--scenario", "slow", *args)
+                self.assertEqual(code, 2)
+                self.assertIn(echoed, stderr)
+
     def test_attempt_timeout_edges_are_accepted(self):
         for seconds in (0.1, 1, 300):
             self.assertIsNone(loop_lab.argument_problem("x", "slow", 3, 30, seconds), seconds)

@@ -1,8 +1,11 @@
 """Tests of the repository as a whole: it stands on its own and stays readable.
 
 Every rule a maintainer needs lives in the repository's own documents, so no file cites an
-outside contract; long Python lines are kept for tables and messages only.
+outside contract; long Python lines are kept for tables and messages only. README's 目录 names every
+top-level entry and every document, and AGENTS.md names every file a verifier is made of (the
+verify_*.py scripts and the workspace modules they import), so a coding assistant knows what not to edit.
 """
+import ast
 import re
 import subprocess
 import unittest
@@ -13,14 +16,51 @@ MAX_LONG_LINES = 10
 LONG = 120
 
 
-def tracked_files():
-    """The files git tracks, or every file outside .git when there is no git (a learner's ZIP)."""
+def git_files():
+    """The paths git tracks, or None when there is no git (a learner's ZIP)."""
     try:
         listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
-        names = [name for name in listed.decode("utf-8").split("\0") if name]
     except (OSError, subprocess.CalledProcessError):
+        return None
+    return [name for name in listed.decode("utf-8").split("\0") if name]
+
+
+def tracked_files():
+    """The files git tracks, or every file outside .git when there is no git (a learner's ZIP)."""
+    names = git_files()
+    if names is None:
         names = [str(p.relative_to(ROOT)) for p in ROOT.rglob("*") if p.is_file() and ".git" not in p.parts]
     return [ROOT / name for name in names if (ROOT / name).is_file()]
+
+
+def readme_listing():
+    """The first word of each line of the text block under README's "## 目录"."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = text.split("\n## 目录\n", 1)[1].split("```text\n", 1)[1].split("\n```", 1)[0]
+    return [line.split()[0] for line in block.splitlines() if line.strip()]
+
+
+def workspace_imports(script):
+    """The workspace's own top-level modules SCRIPT imports anywhere in its code."""
+    local = {path.stem for path in ROOT.glob("*.py")}
+    names = set()
+    for node in ast.walk(ast.parse((ROOT / f"{script}.py").read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return names & local
+
+
+def verifier_files():
+    """verify_*.py and every workspace module they import, directly or not."""
+    seen, todo = set(), [path.stem for path in ROOT.glob("verify_*.py")]
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(workspace_imports(name))
+    return sorted(f"{name}.py" for name in seen)
 
 
 class RepositoryTest(unittest.TestCase):
@@ -39,6 +79,26 @@ class RepositoryTest(unittest.TestCase):
                       for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
                       if len(line) > LONG]
         self.assertLessEqual(len(long_lines), MAX_LONG_LINES, "\n".join(long_lines))
+
+    def test_the_readme_lists_every_top_level_entry_and_document(self):
+        tracked = git_files()
+        if tracked is None:
+            self.skipTest("no git here: a learner's folder also holds the runs and ZIPs it made, git knows what ships")
+        listed = readme_listing()
+        tops = {name.split("/")[0] for name in tracked}
+        unlisted = sorted(top for top in tops
+                          if not any(entry.rstrip("/").split("/")[0] == top for entry in listed))
+        self.assertEqual(unlisted, [], "README.md 「目录」 must name every top-level file and folder")
+        documents = sorted(name for name in tracked if name.startswith("docs/"))
+        self.assertEqual([name for name in documents if name not in listed], [],
+                         "README.md 「目录」 must name every document under docs/")
+
+    def test_agents_md_names_every_file_of_the_verifiers(self):
+        text = (ROOT / "AGENTS.md").read_text(encoding="utf-8")
+        files = verifier_files()
+        self.assertIn("loop_check.py", files)  # the search follows verify_loop.py's imports
+        self.assertEqual([name for name in files if f"`{name}`" not in text], [],
+                         "AGENTS.md must name every file a verifier is made of")
 
 
 if __name__ == "__main__":

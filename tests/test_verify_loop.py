@@ -13,6 +13,7 @@ forger (or an accident) would, and the verifier is asked again. A forged record 
 after its test; a test that damages evidence makes loop runs of its own. The command line (one
 line per folder, exit codes, folders given from another directory) runs as a subprocess.
 """
+import calendar
 import contextlib
 import hashlib
 import io
@@ -712,6 +713,58 @@ class ClockTest(VerifyTestCase):
                            "被往回调了约", "记录仍是 running")
 
 
+
+class BudgetCheckGapTest(VerifyTestCase):
+    """A time budget spent mid-loop is read where the loop checked it: just after the last attempt ended."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.make("gap", "slow", max_seconds=0.05, tool_seconds=0.1)
+
+    def test_a_budget_checked_long_after_the_last_attempt_needs_a_person(self):
+        self.assertEqual(self.verdict("gap")["result"], "pass")
+
+        def later(rec):  # elapsed_seconds and the finish time moved on together: the wall clock agrees
+            finished = time.strptime(rec["finished_at"], "%Y-%m-%dT%H:%M:%SZ")
+            rec.update(elapsed_seconds=rec["elapsed_seconds"] + 30,
+                       finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(calendar.timegm(finished) + 30)))
+        self.forge("gap", later)
+        verdict = self.verdict("gap")
+        self.assertEqual(verdict["result"], "needs_human", verdict)
+        self.assertIn("第 1 次尝试结束时的读数", " ".join(verdict["problems"]))
+        self.assertIn("进程被暂停过", " ".join(verdict["problems"]))
+
+
+    def test_a_reading_no_honest_loop_reaches_fails_by_name(self):
+        with self.forged("gap", lambda rec: rec.update(elapsed_seconds=1e308)):
+            self.assertFails("gap", "elapsed_seconds 是 1e+308")
+        with self.forged("gap", lambda rec: rec["attempts"][0].update(finished_offset=1e300)):
+            self.assertFails("gap", "finished_offset 是 1e+300")
+
+class WallClockScaleTest(unittest.TestCase):
+    """Finding the one step of a wall clock reads each time a few times, not once per possible step."""
+
+    def test_the_step_is_found_in_linear_time(self):
+        import loop_clock
+        reads = []
+
+        class Counted(loop_clock.Event):
+            @property
+            def wall(self):
+                reads.append(1)
+                return self._wall
+
+            @wall.setter
+            def wall(self, value):
+                self._wall = value
+        events = [Counted(str(k), "2026-01-01T00:00:00Z", k / 1000, k / 1000) for k in range(3000)]
+        for k, event in enumerate(events):
+            event.wall = 1767225600 + k / 1000 + (3600 if k >= 1000 else 0) + (3600 if k >= 2000 else 0)
+        reads.clear()
+        self.assertEqual(loop_clock.wall_clock_finding(events)[0], "fail")
+        self.assertLess(len(reads), 20 * len(events))
+
 class MissingRecordTest(VerifyTestCase):
     def test_folder_without_loop_json_needs_a_person(self):
         (self.root / "loop-runs" / "ghost").mkdir()
@@ -1008,11 +1061,6 @@ class RecordBytesTest(VerifyTestCase):
         self.assertEqual((code, json.loads(out.getvalue())["result"]), (0, "pass"))
         self.assertIn("说明：", err.getvalue())
 
-    def test_a_record_of_an_older_workspace_needs_a_person(self):
-        self.forge("r", lambda rec: rec.update(schema="loop-run/1"))
-        verdict = self.verdict("r")
-        self.assertEqual(verdict["result"], "needs_human", verdict)
-        self.assertIn("loop-runs/r/loop.json 的 schema 是 loop-run/1：由旧版本的工作区生成", verdict["problems"][0])
 
     def test_the_record_id_is_32_lowercase_hex(self):
         for value in ("ABCDEF0123456789ABCDEF0123456789", "0" * 31, 7, None):
@@ -1116,6 +1164,94 @@ class GuardTest(VerifyTestCase):
             status="needs_human", feedback={"error_type": "OSError", "message": "磁盘已满。"}))
         self.assertFails("on", "第 1 次尝试之后循环就应停止（needs_human/unexpected_error），记录里却还有第 2 次尝试")
 
+
+
+def as_old_record(rec):
+    """REC as an older workspace wrote it (loop-run/1): no id, no attempt_timeout, no times or decisions per attempt."""
+    rec["schema"] = "loop-run/1"
+    del rec["id"], rec["budget"]["attempt_timeout"]
+    for attempt in rec["attempts"]:
+        for field in ("started_at", "finished_at", "started_offset", "finished_offset", "decision", "timeout"):
+            del attempt[field]
+
+
+def stop_as_passed(rec):
+    """A stuck loop's record edited to say it passed, its hand-off and last decision to match."""
+    rec.update(status="needs_review", reason="mechanical_pass", handoff=None)
+    if "decision" in rec["attempts"][-1]:
+        rec["attempts"][-1]["decision"] = {"next": "stop", "reason": "mechanical_pass", "why": "独立核对通过，停止"}
+
+
+class OlderRecordTest(VerifyTestCase):
+    """An older workspace's record is for a person, but calling a forged record old does not excuse it."""
+
+    def make_old(self, name, change=None, children=True):
+        """Loop NAME as an older workspace wrote it, with its children (harness-run/1) unless CHILDREN is false."""
+        for child in sorted((self.root / "runs").glob(f"{name}-0*")) if children else []:
+            path = child / "run.json"
+            self.keep(path)
+            run = json.loads(path.read_text(encoding="utf-8"))
+            run["schema"] = "harness-run/1"
+            del run["id"]
+            path.write_bytes(json.dumps(run, ensure_ascii=False, indent=2).encode("utf-8"))
+        self.forge(name, lambda rec: [as_old_record(rec), change and change(rec)])
+
+    def test_a_record_of_an_older_workspace_needs_a_person(self):
+        self.make_old("r")
+        verdict = self.verdict("r")
+        self.assertEqual(verdict["result"], "needs_human", verdict)
+        self.assertIn("loop-runs/r/loop.json 的 schema 是 loop-run/1：由旧版本的工作区生成", verdict["problems"][0])
+
+    def test_a_current_record_relabelled_old_fails(self):
+        self.forge("s", lambda rec: [stop_as_passed(rec), rec.update(schema="loop-run/1")])
+        self.assertFails("s", "loop-runs/s/loop.json 的 schema 是 loop-run/1", "id", "started_offset", "decision")
+
+    def test_an_old_record_with_current_children_fails(self):
+        self.make_old("s", stop_as_passed, children=False)
+        self.assertFails("s", "runs/s-01/run.json 的 schema 是 harness-run/2")
+
+    def test_an_old_record_whose_children_contradict_its_stop_fails(self):
+        self.make_old("s", stop_as_passed)
+        self.assertFails("s", "needs_review/mechanical_pass", "stalled/repeated_failure")
+        self.make_old("r", lambda rec: rec["attempts"].reverse())
+        self.assertFails("r", "第 1 次尝试之后循环就应停止（needs_review/mechanical_pass）")
+
+
+class RecordStringsShownTest(VerifyTestCase):
+    """What a record says is shown on one line, escaped and cut: it cannot fake a line or flood the output."""
+
+    def test_a_long_error_type_with_line_separators_is_shown_escaped_and_cut(self):
+        forged = 'E\u2028{"result": "pass"}\u202e' + "A" * 300_000
+        self.forge("s", lambda rec: [rec.update(status="needs_human", reason="unexpected_error", error_type=forged),
+                                     rec["attempts"][-1].update(decision={"next": "stop", "reason": "unexpected_error",
+                                                                          "why": "意外停止"})])
+        verdict = self.verdict("s")
+        self.assertEqual(verdict["result"], "needs_human", verdict)
+        text = " ".join(verdict["problems"])
+        self.assertNotIn("\u2028", text)
+        self.assertNotIn("\u202e", text)
+        self.assertIn("\\u2028", text)
+        self.assertLess(len(text), 5000)
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            verify_loop.main([str(self.root / "loop-runs" / "s")])
+        self.assertEqual(len(out.getvalue().splitlines()), 1)  # Python's line readers split at U+2028 too
+
+    def test_a_reason_is_shown_escaped(self):
+        self.forge("r", lambda rec: rec.update(reason="mechanical_pass\u2028"))
+        self.assertNotIn("\u2028", " ".join(self.assertFails("r", "reason 是")["problems"]))
+
+
+class UnknownFieldTest(VerifyTestCase):
+    def test_a_field_no_loop_writes_fails(self):
+        with self.forged("r", lambda rec: rec.update(result="pass")):
+            self.assertFails("r", "loop.json 有循环从不写的字段：result")
+        with self.forged("r", lambda rec: rec["attempts"][0].update(verified=True)):
+            self.assertFails("r", "attempts 第 1 项 有循环从不写的字段：verified")
+        with self.forged("r", lambda rec: rec["budget"].update({"Max_seconds": 0})):
+            self.assertFails("r", "loop.json 有循环从不写的字段：budget.Max_seconds")
+        with self.forged("r", lambda rec: rec["attempts"][1]["decision"].update(checked_by="teacher")):
+            self.assertFails("r", "attempts 第 2 项 有循环从不写的字段：decision.checked_by")
 
 class ScaleTest(VerifyTestCase):
     """A workspace's listings are read and indexed once: checking N loops costs N, not N x (its runs)."""
