@@ -8,9 +8,9 @@ The convention the documents follow (README.md, section 「可执行的文档」
   (`powershell`, `bat`, plain text) and prose do not end the group;
 - every other block (`powershell`, `bat`, `text`, untagged) is shown only, never run.
 
-One test walks the documents in order in ONE temporary copy of the workspace (README first, then the
-teacher's page, which leaves the workspace as it found it, then the exercises, which build on README)
-and compares every shown output with what the commands print, exactly, after the masks in MASKS
+One test walks the README in a temporary copy of the workspace, then the teacher's page and the exercises
+at the same time, each in its own copy of the workspace as the README left it (both build on the README
+only), and compares every shown output with what the commands print, exactly, after the masks in MASKS
 (figures that vary from run to run; applied to both sides).
 Printed paths that differ on every machine are rewritten before comparing: the folder holding the
 copy becomes `…`, this interpreter's path becomes `python3`. On Windows the scripts print paths with `/`
@@ -23,6 +23,7 @@ meaning (COMMANDS). Every command in SKIPPED is not run (each entry must still a
 command fails the test, so a document cannot quietly show a command nobody ran.
 Shares with the rest of the suite only tests/support.py (the temporary copy).
 """
+import concurrent.futures
 import difflib
 import glob
 import os
@@ -31,6 +32,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from tests.support import PYTHON, ROOT, WorkspaceTestCase
@@ -245,26 +247,64 @@ def run_and_print(shell, group):
     return dict(zip(("stdout", "stderr"), shell.run_group(group)))
 
 
+class Walk:
+    """What walking one document found: how many outputs it compared, and each difference (line, text)."""
+
+    def __init__(self):
+        self.compared, self.problems = 0, []
+
+
+def walk(shell, document):
+    """Runs DOCUMENT's command groups in order with SHELL and compares every shown output."""
+    outcome = Walk()
+    for group in command_groups(document, (ROOT / document).read_text(encoding="utf-8")):
+        printed = run_and_print(shell, group)
+        outcome.compared += len(group.shown)
+        if "Traceback (most recent call last)" in printed["stderr"]:
+            outcome.problems.append((group.line, f"{document}:{group.line}: a traceback\n{printed['stderr']}"))
+        for stream, shown, actual in mismatches(group, printed):
+            outcome.problems.append((group.line, f"\n{document}:{group.line} {stream} differs:\n"
+                                                 f"{difference(shown, actual)}"))
+    return outcome
+
+
 class DocumentsTest(WorkspaceTestCase):
     def test_every_shown_command_prints_what_is_shown(self):
         for name in CREATED_BY_DOCUMENTS:
             leftover = self.root / name
             shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink(missing_ok=True)
-        shell, compared = Shell(self.root), 0
-        for document in DOCUMENTS:
-            for group in command_groups(document, (ROOT / document).read_text(encoding="utf-8")):
-                printed = run_and_print(shell, group)
-                compared += len(group.shown)
-                self.assertNotIn("Traceback (most recent call last)", printed["stderr"], f"{document}:{group.line}")
-                for stream, shown, actual in mismatches(group, printed):
-                    with self.subTest(document=document, line=group.line, stream=stream):
-                        self.fail(f"\n{document}:{group.line} {stream} differs:\n{difference(shown, actual)}")
-        self.assertEqual(sorted(SKIPPED), sorted(shell.skipped_used), "every SKIPPED command must still be shown")
+        first, *rest = DOCUMENTS
+        shell = Shell(self.root)
+        results = [walk(shell, first)]
+        # The other documents build on the README only, not on each other: each walks its own copy of the
+        # workspace as the README left it, at the same time (their commands mostly wait on child processes).
+        shells = [shell] + [self.copy_of(shell) for _ in rest[1:]]
+        with concurrent.futures.ThreadPoolExecutor(len(rest)) as pool:
+            results += pool.map(walk, shells, rest)
+        compared = 0
+        for document, outcome in zip(DOCUMENTS, results):
+            compared += outcome.compared
+            for line, problem in outcome.problems:
+                with self.subTest(document=document, line=line):
+                    self.fail(problem)
+        used = set().union(*(shell.skipped_used for shell in shells))
+        self.assertEqual(sorted(SKIPPED), sorted(used), "every SKIPPED command must still be shown")
         # The documents are mostly commands with their output: finding few means the convention broke.
-        self.assertGreaterEqual(shell.ran, 50)
+        ran = sum(shell.ran for shell in shells)
+        self.assertGreaterEqual(ran, 50)
         self.assertGreaterEqual(compared, 40)
         if os.environ.get("DOCS_TEST_COUNTS"):
-            print(f"\ntest_docs: {shell.ran} commands run, {compared} outputs compared", file=sys.stderr)
+            print(f"\ntest_docs: {ran} commands run, {compared} outputs compared", file=sys.stderr)
+
+    def copy_of(self, shell):
+        """A Shell in a fresh copy of the workspace as SHELL has left it, in the same folder it stands in."""
+        holder = Path(tempfile.mkdtemp(prefix="lesson14-docs-", dir=self.root.parent.parent))
+        self.addCleanup(shutil.rmtree, holder, True)
+        copy = holder / self.root.name
+        shutil.copytree(self.root, copy, symlinks=True)
+        twin = Shell(copy)
+        twin.cwd, twin.code = copy / os.path.relpath(shell.cwd.resolve(), self.root.resolve()), shell.code
+        return twin
 
     def test_a_changed_line_fails(self):
         """The comparison can fail: one figure changed in a shown line is a difference."""
