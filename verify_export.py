@@ -52,7 +52,11 @@ def note_text(notes_dir, note_id):
 
 def lone_surrogate(text):
     """The first code point UTF-8 cannot hold (U+D800..U+DFFF), or None."""
-    return next((ch for ch in text if 0xD800 <= ord(ch) <= 0xDFFF), None)
+    try:
+        text.encode("utf-8")  # fails exactly at the first lone surrogate
+    except UnicodeEncodeError as exc:
+        return text[exc.start]
+    return None
 
 
 def strings_of(value):
