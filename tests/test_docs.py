@@ -10,7 +10,8 @@ The convention the documents follow (README.md, section 「可执行的文档」
 
 One test walks the README in a temporary copy of the workspace, then the teacher's page and the exercises
 at the same time, each in its own copy of the workspace as the README left it (both build on the README
-only), and compares every shown output with what the commands print, exactly, after the masks in MASKS
+only). In a whole-suite run the walk is done by a process of its own, started while unittest collects the
+suite, so it runs beside the other tests (BackgroundWalk). The test compares every shown output with what the commands print, exactly, after the masks in MASKS
 (figures that vary from run to run; applied to both sides).
 Printed paths that differ on every machine are rewritten before comparing: the folder holding the
 copy becomes `…`, this interpreter's path becomes `python3`. On Windows the scripts print paths with `/`
@@ -23,9 +24,11 @@ meaning (COMMANDS). Every command in SKIPPED is not run (each entry must still a
 command fails the test, so a document cannot quietly show a command nobody ran.
 Shares with the rest of the suite only tests/support.py (the temporary copy).
 """
+import atexit
 import concurrent.futures
 import difflib
 import glob
+import json
 import os
 import re
 import shlex
@@ -35,7 +38,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tests.support import PYTHON, ROOT, WorkspaceTestCase
+from tests.support import _FAST_TEMP, PYTHON, ROOT, WorkspaceTestCase, _ignore
 
 DOCUMENTS = ("README.md", "docs/loop/TEACHER.md", "docs/loop/EXERCISES.md")
 # What the documents' commands create in the workspace: removed from the copy first, in case the checkout
@@ -268,43 +271,90 @@ def walk(shell, document):
     return outcome
 
 
-class DocumentsTest(WorkspaceTestCase):
-    def test_every_shown_command_prints_what_is_shown(self):
-        for name in CREATED_BY_DOCUMENTS:
-            leftover = self.root / name
-            shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink(missing_ok=True)
-        first, *rest = DOCUMENTS
-        shell = Shell(self.root)
-        results = [walk(shell, first)]
-        # The other documents build on the README only, not on each other: each walks its own copy of the
-        # workspace as the README left it, at the same time (their commands mostly wait on child processes).
-        shells = [shell] + [self.copy_of(shell) for _ in rest[1:]]
+def walk_documents(root):
+    """Walks every document in the workspace copy ROOT; a JSON-ready summary of what was compared and found.
+
+    The README first; then the teacher's page and the exercises at the same time, each in its own copy of the
+    workspace as the README left it (both build on the README only; their commands mostly wait on children).
+    """
+    root = Path(root)
+    for name in CREATED_BY_DOCUMENTS:
+        leftover = root / name
+        shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink(missing_ok=True)
+    first, *rest = DOCUMENTS
+    shell = Shell(root)
+    results = [walk(shell, first)]
+    shells = [shell] + [copy_of(root, shell) for _ in rest[1:]]
+    try:
         with concurrent.futures.ThreadPoolExecutor(len(rest)) as pool:
             results += pool.map(walk, shells, rest)
+    finally:
+        for twin in shells[1:]:
+            shutil.rmtree(twin.home.parent, ignore_errors=True)
+    return {"documents": [[document, outcome.compared, outcome.problems] for document, outcome in zip(DOCUMENTS, results)],
+            "skipped_used": sorted(set().union(*(shell.skipped_used for shell in shells))),
+            "ran": sum(shell.ran for shell in shells)}
+
+
+def copy_of(root, shell):
+    """A Shell in a fresh copy of the workspace ROOT as SHELL has left it, beside ROOT's own folder."""
+    copy = Path(tempfile.mkdtemp(prefix="lesson14-docs-", dir=root.parent.parent)) / root.name
+    shutil.copytree(root, copy, symlinks=True)
+    twin = Shell(copy)
+    twin.cwd, twin.code = copy / os.path.relpath(shell.cwd.resolve(), root.resolve()), shell.code
+    twin.home = copy
+    return twin
+
+
+class BackgroundWalk:
+    """The documents walked by a process of their own, started while unittest collects the suite (load_tests):
+    its commands run on another core while the rest of the suite runs here, and nothing this process patches
+    (mock, signals) reaches it. The test waits for it; run on its own, the test walks in-process instead."""
+
+    def __init__(self):
+        self.holder = Path(tempfile.mkdtemp(prefix="lesson14-docs-", dir=_FAST_TEMP))
+        root = self.holder / "copy" / "lesson-14"
+        shutil.copytree(ROOT, root, ignore=_ignore)
+        self.process = subprocess.Popen([sys.executable, "-m", "tests.test_docs", "--walk", str(root)], cwd=ROOT,
+                                        stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        atexit.register(self.close)
+
+    def summary(self):
+        out, _ = self.process.communicate(timeout=600)
+        self.close()
+        return json.loads(out.decode("utf-8"))
+
+    def close(self):
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        shutil.rmtree(self.holder, ignore_errors=True)
+
+
+_background = []
+
+
+def load_tests(loader, tests, pattern):
+    if not _background:
+        _background.append(BackgroundWalk())
+    return tests
+
+
+class DocumentsTest(WorkspaceTestCase):
+    def test_every_shown_command_prints_what_is_shown(self):
+        summary = _background.pop().summary() if _background else walk_documents(self.root)
         compared = 0
-        for document, outcome in zip(DOCUMENTS, results):
-            compared += outcome.compared
-            for line, problem in outcome.problems:
+        for document, count, problems in summary["documents"]:
+            compared += count
+            for line, problem in problems:
                 with self.subTest(document=document, line=line):
                     self.fail(problem)
-        used = set().union(*(shell.skipped_used for shell in shells))
-        self.assertEqual(sorted(SKIPPED), sorted(used), "every SKIPPED command must still be shown")
+        self.assertEqual(sorted(SKIPPED), summary["skipped_used"], "every SKIPPED command must still be shown")
         # The documents are mostly commands with their output: finding few means the convention broke.
-        ran = sum(shell.ran for shell in shells)
-        self.assertGreaterEqual(ran, 50)
+        self.assertGreaterEqual(summary["ran"], 50)
         self.assertGreaterEqual(compared, 40)
         if os.environ.get("DOCS_TEST_COUNTS"):
-            print(f"\ntest_docs: {ran} commands run, {compared} outputs compared", file=sys.stderr)
-
-    def copy_of(self, shell):
-        """A Shell in a fresh copy of the workspace as SHELL has left it, in the same folder it stands in."""
-        holder = Path(tempfile.mkdtemp(prefix="lesson14-docs-", dir=self.root.parent.parent))
-        self.addCleanup(shutil.rmtree, holder, True)
-        copy = holder / self.root.name
-        shutil.copytree(self.root, copy, symlinks=True)
-        twin = Shell(copy)
-        twin.cwd, twin.code = copy / os.path.relpath(shell.cwd.resolve(), self.root.resolve()), shell.code
-        return twin
+            print(f"\ntest_docs: {summary['ran']} commands run, {compared} outputs compared", file=sys.stderr)
 
     def test_a_changed_line_fails(self):
         """The comparison can fail: one figure changed in a shown line is a difference."""
@@ -324,3 +374,7 @@ class DocumentsTest(WorkspaceTestCase):
             command_groups("example", "```stdout\n0\n```\n")
         self.assertEqual(masked("已用 0.012 秒"), masked("已用 3.500 秒"))
         self.assertNotEqual(masked('"watched_files": 14'), masked('"watched_files": 15'))
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--walk"]:  # the background walk (BackgroundWalk)
+    print(json.dumps(walk_documents(sys.argv[2]), ensure_ascii=True))
