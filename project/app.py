@@ -213,17 +213,24 @@ def command_chat(args, platform=None):
         sys.stdin.reconfigure(errors="surrogateescape")
     except (AttributeError, ValueError):
         pass
+    try:  # SIGTERM / SIGHUP from here on (also before the prompt is drawn): the system asks the program to end
+        say(f"输入问题后回车。{budget}/reset 清空对话，/quit 或 {keys} 退出；Ctrl-C 中断当前回答并回到提示符。")
+        return chat_loop(model, args.max_tokens, keys)
+    except Terminated:
+        say("\n收到终止信号，聊天结束。")
+        return EXIT_INTERRUPTED
+
+
+def chat_loop(model, max_tokens, keys):
+    """Prompt after prompt until /quit or the end of input; Ctrl-C at the prompt goes back to it."""
     history = []
-    # the last thing before the prompt, so a signal sent once this is read lands at the prompt
-    say(f"输入问题后回车。{budget}/reset 清空对话，/quit 或 {keys} 退出；Ctrl-C 中断当前回答并回到提示符。")
     while True:
         try:
             text = input("你 > ").strip()
         except EOFError:
             text = END_OF_INPUT_LINES[0]
-        except Terminated:  # SIGTERM / SIGHUP: the system asks the program to end, not the person to go back
-            say("\n收到终止信号，聊天结束。")
-            return EXIT_INTERRUPTED
+        except Terminated:
+            raise  # not the person going back to the prompt: the program is asked to end
         except KeyboardInterrupt:
             say(f"\n（回到提示符；/quit 或 {keys} 退出）")
             continue
@@ -232,7 +239,7 @@ def command_chat(args, platform=None):
             return EXIT_OK
         if text in ("/quit", "/exit"):
             return EXIT_OK
-        chat_line(model, history, text, args.max_tokens)
+        chat_line(model, history, text, max_tokens)
 
 
 def chat_line(model, history, text, max_tokens=None):
