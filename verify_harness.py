@@ -90,24 +90,6 @@ def entry_kind(path):
     return "目录联接" if isjunction and kind == "文件夹" and isjunction(path) else kind
 
 
-class NonStandardNumber(ValueError):
-    """NaN, Infinity or -Infinity: Python reads them, JSON has no such numbers and no record holds one."""
-
-
-def read_record_json(path):
-    """A record file read as this verifier reads run.json: a plain file within its cap, strict JSON.
-
-    Raises cli.DuplicateKeyError, NonStandardNumber, or OSError / ValueError for anything else unreadable
-    (cli.read_evidence + cli.loads_record say which way more precisely).
-    """
-    try:
-        return cli.loads_record(cli.read_evidence(path, CAPS["run.json"]))
-    except cli.RecordError as exc:
-        if exc.kind == "constant":
-            raise NonStandardNumber(re.search(r"NaN|-?Infinity", str(exc)).group()) from None
-        raise
-
-
 def as_listed(path):
     """PATH made absolute, its last part spelled as its folder lists it: where names ignore case (Windows,
     macOS) `runs/Demo-01` opens runs/demo-01, and the record names the folder as it was made."""
