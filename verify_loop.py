@@ -2,13 +2,13 @@
 
     python3 verify_loop.py loop-runs/NAME [loop-runs/OTHER ...] [--explain]
     python3 verify_loop.py --class SUBMISSIONS [--report FILE.md] [--csv FILE.csv] [--feedback DIR]
-    python3 verify_loop.py --pack OUT.zip      (a student's hand-in: hand_in.py)
+    python3 verify_loop.py --pack OUT.zip      (a student's hand-in: classroom/hand_in.py)
     exit 0 every run (every student) passes, 1 otherwise, 2 bad arguments
 
 The command line only. Does each stop follow from the evidence it left? The work is done in
-modules, each with one job: loop_records.py (the verifier's own copy of the rules, and how a record
-is read and shaped), loop_check.py (one loop folder), loop_clock.py (a record's clocks), class_check.py
-(a whole class and its reports), loop_explain.py (--explain) and hand_in.py (--pack). None of them
+modules, each with one job: verifier/records.py (the verifier's own copy of the rules, and how a record
+is read and shaped), verifier/check.py (one loop folder), verifier/clocks.py (a record's clocks), classroom/check.py
+(a whole class and its reports), verifier/explain.py (--explain) and classroom/hand_in.py (--pack). None of them
 imports loop_lab.py, harness.py or export_review.py: the checked programs never vouch for themselves.
 What they share with the rest of the workspace: cli.py's plumbing (capped reads of plain files,
 strict record parsing, line ends, glosses, paths shown from the current folder, Chinese arguments,
@@ -25,8 +25,8 @@ try:  # Ctrl-C while Python is still loading this script: a Chinese line and 130
 
     import verify_harness
     from cli import EXIT_OK, EXIT_STOP, ChineseArgumentParser, display_path, print_json, run, say, use_safe_console
-    from loop_check import checked_loop, verify_loop
-    from loop_records import visible
+    from verifier.check import checked_loop, verify_loop
+    from verifier.records import visible
 except KeyboardInterrupt:
     if __name__ != "__main__":
         raise
@@ -133,10 +133,10 @@ def main(argv=None):
     use_safe_console()
     parser, args = parse_arguments(argv)
     if args.pack is not None:
-        from hand_in import pack
+        from classroom.hand_in import pack
         return pack(parser, args.pack)
     if args.submissions is not None:
-        from class_check import check_class, class_arguments_problem
+        from classroom.check import check_class, class_arguments_problem
         problem = class_arguments_problem(args)
         if problem:
             parser.error(problem)
@@ -147,7 +147,7 @@ def main(argv=None):
         check = checked_loop(folder, workspaces)
         result = check.result()
         if args.explain:
-            from loop_explain import account
+            from verifier.explain import account
             say(account(check))
         counts[result["result"]] += 1
         print_result(result, len(folders) > 1)

@@ -1,4 +1,4 @@
-"""Tests of class_intake.py: what each entry of a class folder is taken for, and where its workspace is.
+"""Tests of classroom/intake.py: what each entry of a class folder is taken for, and where its workspace is.
 
 No loop is run here: a workspace is a few small files in a temporary folder (the intake only looks at where
 loop-runs/ and runs/ are). ZIPs are written by the helpers below the way the platforms and the operating
@@ -15,8 +15,8 @@ import zipfile
 from pathlib import Path
 from unittest import mock
 
-import class_intake
-from class_intake import student_and_id, taken_in
+from classroom import intake as class_intake
+from classroom.intake import student_and_id, taken_in
 from tests import support
 
 
@@ -163,9 +163,9 @@ class IntakeTest(unittest.TestCase):
             if Path(path) in (student, student / "loop-runs"):
                 raise PermissionError(13, "Permission denied", str(path))
             return real_scandir(path)
-        with mock.patch("class_intake.os.scandir", side_effect=refuse):
+        with mock.patch("classroom.intake.os.scandir", side_effect=refuse):
             self.assertPackaging("周九", "文件夹 周九 无法读取（没有读取权限）")
-        with mock.patch("class_intake.os.scandir", side_effect=lambda path: refuse(path) if Path(path).name ==
+        with mock.patch("classroom.intake.os.scandir", side_effect=lambda path: refuse(path) if Path(path).name ==
                         "loop-runs" else real_scandir(path)):
             self.assertPackaging("周九", "loop-runs/ 无法读取（没有读取权限）")
 
@@ -231,7 +231,7 @@ class IntakeTest(unittest.TestCase):
             self.assertPackaging("whole.zip", "有 2 个成员，超过了核对的上限 1")
         end = data.rindex(b"PK\x05\x06")  # an end record announcing 60,000 members: never handed to zipfile
         (self.class_dir / "many.zip").write_bytes(data[:end + 8] + (60000).to_bytes(2, "little") * 2 + data[end + 12:])
-        with mock.patch("class_intake.zipfile.ZipFile", side_effect=AssertionError("read")):
+        with mock.patch("classroom.intake.zipfile.ZipFile", side_effect=AssertionError("read")):
             self.assertPackaging("many.zip", "有 60000 个成员，超过了核对的上限 10000")
         with mock.patch.object(class_intake, "MAX_UNPACKED", 5):
             self.assertPackaging("whole.zip", "解开后超过")

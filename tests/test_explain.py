@@ -14,8 +14,8 @@ import unicodedata
 from unittest import mock
 
 import export_review
-import loop_check
-import loop_explain
+from verifier import check as loop_check
+from verifier import explain as loop_explain
 import loop_lab
 from tests.test_class_check import in_process
 from tests.test_loop_lab import SharedWorkspaceTestCase

@@ -3,7 +3,7 @@
 The six lesson cases are run once (loop_lab in-process) in a copy of the workspace; each test copies
 that evidence into a student folder of its own, changes it the way a student (or an accident) would,
 packs it and reads the ZIP back with zipfile. What a ZIP should hold is found by walking the folder
-here, not taken from hand_in.py.
+here, not taken from classroom/hand_in.py.
 """
 import contextlib
 import io
@@ -16,7 +16,7 @@ import zipfile
 from pathlib import Path
 from unittest import mock
 
-import hand_in
+from classroom import hand_in
 import loop_lab
 import verify_loop
 from tests.test_loop_lab import SharedWorkspaceTestCase

@@ -40,27 +40,33 @@ def readme_listing():
     return [line.split()[0] for line in block.splitlines() if line.strip()]
 
 
-def workspace_imports(script):
-    """The workspace's own top-level modules SCRIPT imports anywhere in its code."""
-    local = {path.stem for path in ROOT.glob("*.py")}
+def module_file(name):
+    """The workspace file of module NAME (`cli`, `verifier.check`), or None when it is not the workspace's."""
+    path = ROOT.joinpath(*name.split(".")).with_suffix(".py")
+    return path if path.is_file() else None
+
+
+def workspace_imports(path):
+    """The workspace's own module files that the Python file PATH imports anywhere in its code."""
     names = set()
-    for node in ast.walk(ast.parse((ROOT / f"{script}.py").read_text(encoding="utf-8"))):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
+            names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.add(node.module.split(".")[0])
-    return names & local
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)  # `from package import module`
+    return {found for found in map(module_file, names) if found is not None}
 
 
 def verifier_files():
-    """verify_*.py and every workspace module they import, directly or not."""
-    seen, todo = set(), [path.stem for path in ROOT.glob("verify_*.py")]
+    """verify_*.py and every workspace module they import, directly or not, as paths from the root."""
+    seen, todo = set(), list(ROOT.glob("verify_*.py"))
     while todo:
-        name = todo.pop()
-        if name not in seen:
-            seen.add(name)
-            todo.extend(workspace_imports(name))
-    return sorted(f"{name}.py" for name in seen)
+        path = todo.pop()
+        if path not in seen:
+            seen.add(path)
+            todo.extend(workspace_imports(path))
+    return sorted(path.relative_to(ROOT).as_posix() for path in seen)
 
 
 class RepositoryTest(unittest.TestCase):
@@ -96,7 +102,7 @@ class RepositoryTest(unittest.TestCase):
     def test_agents_md_names_every_file_of_the_verifiers(self):
         text = (ROOT / "AGENTS.md").read_text(encoding="utf-8")
         files = verifier_files()
-        self.assertIn("loop_check.py", files)  # the search follows verify_loop.py's imports
+        self.assertIn("verifier/check.py", files)  # the search follows verify_loop.py's imports
         self.assertEqual([name for name in files if f"`{name}`" not in text], [],
                          "AGENTS.md must name every file a verifier is made of")
 

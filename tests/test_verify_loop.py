@@ -32,7 +32,7 @@ from unittest import mock
 
 import harness
 import loop_lab
-import loop_records
+from verifier import records as loop_records
 import verify_loop
 from tests.test_loop_lab import SharedWorkspaceTestCase
 from tests.test_verify_harness import fails_instead_of_hanging
@@ -746,7 +746,7 @@ class WallClockScaleTest(unittest.TestCase):
     """Finding the one step of a wall clock reads each time a few times, not once per possible step."""
 
     def test_the_step_is_found_in_linear_time(self):
-        import loop_clock
+        from verifier import clocks as loop_clock
         reads = []
 
         class Counted(loop_clock.Event):

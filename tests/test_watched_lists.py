@@ -3,7 +3,7 @@
 The verifiers import nothing of the programs they check, so the list of the 14 files a harness
 run depends on exists in several places: the task document (for people), harness.py,
 verify_harness.py, and the loop's 16-file lists (the 14 + loop_lab.py + docs/loop/TASK.md) in
-loop_lab.py and loop_records.py (the loop verifier's copy). The document is the reference; this test reads it and compares.
+loop_lab.py and verifier/records.py (the loop verifier's copy). The document is the reference; this test reads it and compares.
 """
 import importlib
 import re
@@ -41,8 +41,8 @@ class WatchedListTest(unittest.TestCase):
     def test_the_loops_lists_are_the_14_plus_its_own_two(self):
         compared = 0
         for module_name, attribute, extra in (("loop_lab", "LOOP_FILES", LOOP_EXTRA),
-                                              ("loop_records", "LOOP_FILES", LOOP_EXTRA),
-                                              ("loop_records", "WATCHED_FILES", [])):
+                                              ("verifier.records", "LOOP_FILES", LOOP_EXTRA),
+                                              ("verifier.records", "WATCHED_FILES", [])):
             copy = getattr(importlib.import_module(module_name), attribute, None)
             if copy is None:  # this module keeps no list under that name
                 continue

@@ -1,10 +1,10 @@
 """The independent check of one loop folder: does its stop follow from the evidence it left?
 
 Part of verify_loop (the command line). It re-derives each attempt's outcome from the child runs, with
-loop_records.py's copy of the rules, and compares the recorded stop with what the children and the
-budgets support; loop_clock.py judges its clocks. Evidence is hostile input: the loop folder and
+verifier/records.py's copy of the rules, and compares the recorded stop with what the children and the
+budgets support; verifier/clocks.py judges its clocks. Evidence is hostile input: the loop folder and
 loop.json are looked at (lstat) before anything is opened, and records are read only through
-loop_records.read_record_file (plain files, capped, strict). It does not import loop_lab.py, harness.py
+records.read_record_file (plain files, capped, strict). It does not import loop_lab.py, harness.py
 or export_review.py. What it shares: cli.py's plumbing (paths shown from the current folder, the
 glosses of error types) and verify_harness, the lesson-13 verifier: verify_run checks each child, and
 its words for a transport's changes (TRANSPORT_NOTES) and a record's JSON type (json_kind) are reused.
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import verify_harness
 from cli import DuplicateKeyError, NotRegularFile, RecordError, TooLarge, display_path, gloss
-from loop_clock import budget_check_gap, clock_events, offset_problems, wall_clock_finding
-from loop_records import (BLOCKED, CONTINUE, DECISION_STOPS, ENDING, MESSAGE_CHARS, OLD_SCHEMAS, PRECISION,
+from verifier.clocks import budget_check_gap, clock_events, offset_problems, wall_clock_finding
+from verifier.records import (BLOCKED, CONTINUE, DECISION_STOPS, ENDING, MESSAGE_CHARS, OLD_SCHEMAS, PRECISION,
                           ROUNDING, SCHEMA, SCRIPT, TOLERANCE, UNDECIDED, CourseFiles, Workspace, child_state_text,
                           child_view, decision_pair, expected_outcome, is_number, kind_of, moment, newer_fields,
                           one_line, read_record_file, shape_problems, shown, visible)
@@ -24,7 +24,7 @@ from loop_records import (BLOCKED, CONTINUE, DECISION_STOPS, ENDING, MESSAGE_CHA
 # --- one loop ------------------------------------------------------------------------------------
 
 class Round:
-    """What the checks derived for one recorded attempt; loop_explain.py renders it for --explain.
+    """What the checks derived for one recorded attempt; verifier/explain.py renders it for --explain.
 
     A plain class, not a dataclass: importing dataclasses costs every verify_loop call more than it saves.
     """
@@ -400,7 +400,7 @@ class LoopCheck:
                               + "。学生用的课程文件被改过，这个循环不能算数；请学生换回课程原版文件后用新名称重新运行。")
 
     def check_times(self):
-        """The monotonic offsets judge the budgets and the order of events (loop_clock.py); the wall times,
+        """The monotonic offsets judge the budgets and the order of events (verifier/clocks.py); the wall times,
         the children's among them, must agree with them but for one clock step, which is for a person."""
         children = {}
         for number, child_run, started, finished in self.child_times:

@@ -1,6 +1,6 @@
 """The teacher's intake: what each entry of the class folder is, and where the student's workspace is in it.
 
-Part of verify_loop's class check (class_check.py does the checking). Each entry of the class folder is one
+Part of verify_loop's class check (classroom/check.py does the checking). Each entry of the class folder is one
 submission, as a learning platform hands it over: a folder, a `.zip`, or a folder holding exactly one `.zip`
 (Moodle's "download all submissions"). Inside, the workspace is the one folder, at most MAX_DEPTH levels
 down, that holds `loop-runs/`. Whatever cannot be taken is a packaging problem, said in Chinese and never

@@ -1,7 +1,7 @@
 """The loop verifier's own copy of the rules, and how it reads a loop record and its shape.
 
-Part of verify_loop (the command line); loop_check.py judges one loop with what is here (its clocks
-with loop_clock.py) and class_check.py a whole class. Nothing here imports loop_lab.py, harness.py or
+Part of verify_loop (the command line); verifier/check.py judges one loop with what is here (its clocks
+with verifier/clocks.py) and classroom/check.py a whole class. Nothing here imports loop_lab.py, harness.py or
 export_review.py: the checked programs never vouch for themselves. The rules are written from
 docs/harness/TASK.md and docs/loop/TASK.md: the watched-file lists (`WATCHED_FILES`, `LOOP_FILES`; a
 test compares them with the document), the name rule, the scenario table, the file hashing and the
@@ -523,7 +523,7 @@ def context_ok(context):
 
 
 def finished_ok(finished, running):
-    """A finish time once finished, null while running. Its order with the start is loop_clock.py's to judge:
+    """A finish time once finished, null while running. Its order with the start is verifier/clocks.py's to judge:
     a wall clock stepped back can honestly make it earlier."""
     return finished is None if running else moment(finished) is not None
 
@@ -587,7 +587,7 @@ def attempt_problem(number, entry, record):
 
 def attempt_times_problem(where, entry):
     """An attempt's wall times and monotonic offsets: both starts always, both finishes once it is done,
-    neither while it runs. Their order is loop_clock.py's to judge."""
+    neither while it runs. Their order is verifier/clocks.py's to judge."""
     finished = (entry["finished_at"], entry["finished_offset"])
     if moment(entry["started_at"]) is None or not is_reading(entry["started_offset"]):
         return (f"{where} 的 started_at 是 {shown(entry['started_at'])}、started_offset 是 "

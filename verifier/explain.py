@@ -1,19 +1,19 @@
 """The verifier's own account of one loop, round by round: `verify_loop.py loop-runs/NAME --explain`.
 
-Renders what loop_check.LoopCheck derived and reads no file itself. For each round: the budget check
+Renders what check.LoopCheck derived and reads no file itself. For each round: the budget check
 (attempt n of m, seconds used of the budget), the proposal, the scope check, the child run, the
 independent verdict and the decision with its reason, with the round's monotonic readings; then the
 stop. Wherever the loop's record claims something else, a line starting with "≠" puts its claim beside
 the verifier's. Plain Chinese for stderr; every line is cut to under 100 characters and escaped (a
 student chose the folder names and could have edited any recorded text).
 Part of verify_loop: it imports nothing of loop_lab.py, harness.py or export_review.py; it uses
-loop_records' copy of the rules and loop_check's re-derivation of the stop.
+records.py's copy of the rules and check.py's re-derivation of the stop.
 """
 from unicodedata import east_asian_width
 
 from cli import display_path
-from loop_check import boundary_stop, said
-from loop_records import (CONTINUE, DECISION_STOPS, MESSAGE_CHARS, ROUNDING, SCRIPT, decision_pair,
+from verifier.check import boundary_stop, said
+from verifier.records import (CONTINUE, DECISION_STOPS, MESSAGE_CHARS, ROUNDING, SCRIPT, decision_pair,
                           expected_outcome, is_number, one_line)
 
 WIDTH = 99  # columns per line at most (under 100 characters too): a terminal 100 wide shows each on one line
@@ -129,7 +129,7 @@ def left(inventory):
 
 
 def verdict_lines(entry, verdict):
-    """The lesson-13 verifier's verdict on the child, as loop_check obtained it."""
+    """The lesson-13 verifier's verdict on the child, as verifier/check.py obtained it."""
     if verdict is None:
         return [f"  独立核对：没有核对：这次尝试没有做完（state {entry['state']}）"]
     if verdict["result"] == "pass":

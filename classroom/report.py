@@ -1,13 +1,13 @@
 """What the class check writes for people: the table, the Markdown report, the CSV, one feedback file per student.
 
-Part of verify_loop's class check (class_check.py decides every result; this file only renders them and guards
+Part of verify_loop's class check (classroom/check.py decides every result; this file only renders them and guards
 where they are written). Everything a student controls (entry names, loop and file names, strings from records)
 is escaped for where it goes: on the console and in the CSV a control or bidirectional character is shown as its
 escape; in Markdown `|`, backticks, HTML and the other marks are escaped too; a CSV cell that a spreadsheet would
 run as a formula is neutralised; a long string is cut with its length shown. (stdout's one JSON line per submission
 is cli.print_json's, with U+2028 and U+2029 escaped.) What it shares: cli.py's plumbing (paths shown from the
-current folder, the kinds of file-system entries), loop_records.py's CASES, visible() and is_link(), and
-class_intake.py's list of Windows device names (a feedback file must not be called CON.md).
+current folder, the kinds of file-system entries), verifier/records.py's CASES, visible() and is_link(), and
+classroom/intake.py's list of Windows device names (a feedback file must not be called CON.md).
 """
 import csv
 import io
@@ -15,9 +15,9 @@ import os
 import re
 from pathlib import Path
 
-from class_intake import WINDOWS_DEVICES
+from classroom.intake import WINDOWS_DEVICES
 from cli import display_path, entry_kind
-from loop_records import CASES, is_link, visible
+from verifier.records import CASES, is_link, visible
 
 CASE_NAMES = [case for case, _, _ in CASES]
 RESULTS = ("pass", "incomplete", "fail", "needs_human", "packaging")

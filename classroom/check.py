@@ -1,17 +1,17 @@
 """The class check: every submission of a class against the teacher's own course files, one row each.
 
-Part of verify_loop (the command line, `--class`). class_intake.py takes each entry of the class folder in
-(a folder, a ZIP, a Moodle folder holding a ZIP, a workspace nested a few folders down); loop_check.py judges
+Part of verify_loop (the command line, `--class`). classroom/intake.py takes each entry of the class folder in
+(a folder, a ZIP, a Moodle folder holding a ZIP, a workspace nested a few folders down); verifier/check.py judges
 each loop; this file sums a student's loops up per lesson case into one row with the reasons a teacher reads in
 ten seconds (each root cause once, with the loops it touches), notices records that two submissions (or two
 places of one) share, says when most of the class ran on course files other than the teacher's (another version of
-the course, not an edit), and hands the rows to class_report.py. workspace_row() gives one workspace's row exactly
+the course, not an edit), and hands the rows to classroom/report.py. workspace_row() gives one workspace's row exactly
 as the teacher will see it, for the student's own check before handing in.
 
 A class of POOL_FROM submissions or more is checked by one process per core (submissions are independent).
 It does not import loop_lab.py, harness.py or export_review.py. What it shares: cli.py's plumbing (the capped
 reading of evidence, strict JSON, line endings, glosses, paths shown from the current folder, output) and, within
-verify_loop, loop_check.py (one loop) and loop_records.py (the lesson's cases, the workspace listings).
+verify_loop, verifier/check.py (one loop) and verifier/records.py (the lesson's cases, the workspace listings).
 """
 import hashlib
 import os
@@ -22,13 +22,13 @@ from concurrent.futures import ProcessPoolExecutor
 from itertools import combinations, repeat
 from pathlib import Path, PurePosixPath
 
-import class_report
-from class_intake import Submission, checked_evidence, class_entries, reason, student_and_id, taken_in
+from classroom import report as class_report
+from classroom.intake import Submission, checked_evidence, class_entries, reason, student_and_id, taken_in
 from cli import EXIT_OK, EXIT_STOP, display_path, gloss, loads_record, print_json, read_evidence, say, to_lf
-from loop_check import check_loop
-from loop_records import CASES, DEFAULT_BUDGET, CourseFiles, Workspace
+from verifier.check import check_loop
+from verifier.records import CASES, DEFAULT_BUDGET, CourseFiles, Workspace
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent.parent  # the teacher's workspace, which holds this package
 POOL_FROM, MAX_WORKERS = 64, 8  # submissions from which the check uses every core; at most this many processes
 RECORD_CAP = 2 ** 20  # a loop.json or run.json is far below 1 MiB; a bigger one is judged by the loop check
 CONTRADICTION = ("与证据不符", "没有证据支持")  # how the loop check words a stop the evidence does not support

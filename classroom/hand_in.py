@@ -2,7 +2,7 @@
 
 Part of verify_loop (the command line). The workspace packed is the folder holding this file, the one
 loop_lab.py writes its records to; OUT is read from the current folder. First every loop is checked
-the way the teacher's class check will check the ZIP (class_check.workspace_row: the same row, the same
+the way the teacher's class check will check the ZIP (check.workspace_row: the same row, the same
 words), then OUT is written with loop-runs/ and runs/ only, and the row is printed. Exit 0 when the row
 is `pass`, 1 otherwise (the ZIP is written either way: the student decides), 2 for a command that
 cannot be carried out (no loop-runs/, a name that is no .zip, OUT inside the evidence or in a folder
@@ -17,8 +17,8 @@ was packed and the row printed; the teacher's check reads only the evidence, nev
 
 Imports nothing of what it packs (loop_lab.py, harness.py, export_review.py). What it shares: cli.py's
 plumbing (reading a file that must be a regular one, output, paths shown from the current folder), the class
-check's row of one workspace (class_check.workspace_row) with its console text and JSON line (class_report), and
-loop_records.visible for a file name shown on stderr.
+check's row of one workspace (check.workspace_row) with its console text and JSON line (classroom/report.py), and
+records.visible for a file name shown on stderr.
 """
 import json
 import os
@@ -26,12 +26,12 @@ import stat
 import zipfile
 from pathlib import Path
 
-from class_check import row_text, student_and_id, workspace_row
+from classroom.check import row_text, student_and_id, workspace_row
 from cli import (EXIT_OK, EXIT_STOP, EXIT_USAGE, EvidenceError, command, display_path, entry_kind, gloss, print_json,
                  read_evidence, say)
-from loop_records import visible
+from verifier.records import visible
 
-ROOT = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parent.parent  # the workspace, which holds this package
 EVIDENCE = ("loop-runs", "runs")
 MANIFEST = "hand-in.json"
 FILE_CAP = 16 * 1024 * 1024  # far above the checks' own caps (1 MiB): a larger file is packed by no honest run
