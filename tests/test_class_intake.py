@@ -17,6 +17,7 @@ from unittest import mock
 
 from classroom import intake as class_intake
 from classroom.intake import student_and_id, taken_in
+from classroom.platforms import handed_in
 from tests import support
 
 
@@ -103,7 +104,7 @@ class IntakeTest(unittest.TestCase):
     def test_entries_in_code_point_order_without_os_junk_or_hidden_ones(self):
         for name in ("b", "a", "张三", "Z", "__MACOSX", ".DS_Store", "Thumbs.db", "desktop.ini", ".git", "._a"):
             (self.class_dir / name).mkdir()
-        self.assertEqual([p.name for p in class_intake.class_entries(self.class_dir)[0]], ["Z", "a", "b", "张三"])
+        self.assertEqual([p.entry.name for p in handed_in(self.class_dir)[0]], ["Z", "a", "b", "张三"])
 
     def test_a_moodle_online_text_beside_the_file_submission_is_part_of_it(self):
         for name in ("张三_1_assignsubmission_file_", "张三_1_assignsubmission_onlinetext_",
@@ -113,11 +114,11 @@ class IntakeTest(unittest.TestCase):
                 "王五_3_assignsubmission_onlinetext_onlinetext.html", "赵六_4_assignsubmission_file_说明.txt")
         for name in flat:
             (self.class_dir / name).write_bytes(b"x")
-        entries, aside = class_intake.class_entries(self.class_dir)
-        self.assertEqual([p.name for p in entries], ["张三_1_assignsubmission_file_", "张三_9_assignsubmission_onlinetext_",
-                                                     "李四_2_assignsubmission_onlinetext_",
-                                                     "王五_3_assignsubmission_file_王五.zip", flat[3]])
-        self.assertEqual([(a.name, b.name) for a, b in aside],
+        entries, aside = handed_in(self.class_dir)
+        self.assertEqual([p.entry.name for p in entries], ["张三_1_assignsubmission_file_", "张三_9_assignsubmission_onlinetext_",
+                                                           "李四_2_assignsubmission_onlinetext_",
+                                                           "王五_3_assignsubmission_file_王五.zip", flat[3]])
+        self.assertEqual([(name, why.rpartition("这位学生的提交是 ")[2]) for name, why in aside],
                          [("张三_1_assignsubmission_onlinetext_", "张三_1_assignsubmission_file_"),
                           (flat[1], flat[0]), (flat[2], flat[0])])
 
