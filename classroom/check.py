@@ -121,7 +121,7 @@ def check_entry(handed, course, scratch, shown=None):
     SHOWN: how the entry is named to the teacher (default: its path from the current folder)."""
     shown = shown or (display_path(handed.entry) if handed.entry else handed.folder)
     if handed.packaging:
-        return Checked(Submission(handed.entry or handed.folder, "？").cannot(handed.packaging), handed, shown)
+        return Checked(Submission(handed.entry or handed.folder, "学习平台的下载").cannot(handed.packaging), handed, shown)
     try:
         with taken_in(handed.entry, scratch) as submission:
             item = Checked(submission, handed, shown)

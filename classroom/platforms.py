@@ -143,7 +143,8 @@ def blackboard_person(class_dir, entries, folders):
     shown = receipt_name(class_dir, receipts, user)
     zips = [name for name in files if name.lower().endswith(".zip")]
     chosen = zips[0] if len(zips) == 1 else (files[0] if len(files) == 1 else None)
-    person = Handed(class_dir / chosen if chosen else None, shown, user, "blackboard", [user],
+    judged = chosen or (receipts[0] if not files else None)  # a lone receipt is what the row shows
+    person = Handed(class_dir / judged if judged else None, shown, user, "blackboard", [user],
                     folder=f"{entries[0][1]['assignment']}_{user}_attempt_{latest}")
     if not files:
         person.packaging = (f"Blackboard 只有这次尝试的回执 {receipts[0]}，没有上传的文件：这次尝试什么都没有交上来")

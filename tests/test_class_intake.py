@@ -9,6 +9,7 @@ a cut-off file). The class check itself is tested in tests/test_class_check.py, 
 import os
 import shutil
 import stat
+import struct
 import tempfile
 import unittest
 import zipfile
@@ -234,6 +235,12 @@ class IntakeTest(unittest.TestCase):
         (self.class_dir / "many.zip").write_bytes(data[:end + 8] + (60000).to_bytes(2, "little") * 2 + data[end + 12:])
         with mock.patch("classroom.intake.zipfile.ZipFile", side_effect=AssertionError("read")):
             self.assertPackaging("many.zip", "有 60000 个成员，超过了核对的上限 10000")
+        zip64 = struct.pack("<4sQHHIIQQQQ", b"PK\x06\x06", 44, 45, 45, 0, 0, 60000, 60000,
+                            *struct.unpack_from("<II", data, end + 12))  # the directory's size and offset
+        locator = struct.pack("<4sIQI", b"PK\x06\x07", 0, end, 1)  # the classic record understates, zip64 tells
+        (self.class_dir / "many64.zip").write_bytes(data[:end] + zip64 + locator + data[end:])
+        with mock.patch("classroom.intake.zipfile.ZipFile", side_effect=AssertionError("read")):
+            self.assertPackaging("many64.zip", "有 60000 个成员，超过了核对的上限 10000")
         with mock.patch.object(class_intake, "MAX_UNPACKED", 5):
             self.assertPackaging("whole.zip", "解开后超过")
 
