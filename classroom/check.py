@@ -397,7 +397,8 @@ def inside_copy(pairs):
 def workspace_row(root, student, course=None, student_id=""):
     """The row of the workspace ROOT (holding loop-runs/ and runs/) exactly as the class check shows it:
     {"student", "id", "result", "cases", "loops", "problems"}, paths relative to ROOT. The same intake rules
-    apply (no runs/ beside loop-runs/ is packaging once a loop made an attempt); copies are looked for inside the workspace only."""
+    apply (no runs/ beside loop-runs/ is packaging once a loop made an attempt); copies are looked for inside the
+    workspace only."""
     course = TeacherCourse(course.root if course is not None else HERE)
     submission = checked_evidence(Submission(root, "工作区").found(root, root))
     item = Checked(submission, Handed(root, student, student_id), display_path(root))

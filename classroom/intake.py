@@ -215,7 +215,7 @@ class Untrusted(Exception):
 
 
 def zip_submission(submission, path, scratch):
-    """The workspace of the ZIP at PATH, its evidence copied into a private folder MAKE_SCRATCH() gives; else packaging."""
+    """The workspace of the ZIP at PATH, its evidence copied into a private folder of SCRATCH; else packaging."""
     try:
         data = read_evidence(path, MAX_ZIP_BYTES)
         too_many = directory_problem(data)  # before zipfile builds an object per member
@@ -403,7 +403,7 @@ CLASS_CAPS = (20 * MAX_MEMBERS, 2 ** 31)
 def class_folder(path, make_scratch):
     """(the folder whose entries are the submissions, the ZIP they came from or None) for the --class argument
     PATH: a folder as it is; Moodle's "download all submissions" ZIP given itself, or as the only entry of the
-    folder, is unpacked (trusted as a whole, as a student's ZIP) into a private folder MAKE_SCRATCH() gives; a folder whose
+    folder, is unpacked (trusted as a whole, as a student's ZIP) into the folder MAKE_SCRATCH() gives; a folder whose
     only entry is a folder of Moodle's names (Extract All adds one) is that folder. Untrusted or OSError when
     the download cannot be taken."""
     path = Path(path)

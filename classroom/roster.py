@@ -60,7 +60,8 @@ class Roster:
         first = text.lstrip("\ufeff").split("\n", 1)[0]
         self.delimiter = max(",\t;", key=first.count) if kind != "list" else ","
         self.quote_all = first.startswith('"') and first.rstrip("\r").endswith('"')
-        self.records = [] if kind == "list" else list(csv.reader(io.StringIO(text, newline=""), delimiter=self.delimiter))
+        self.records = [] if kind == "list" else list(csv.reader(io.StringIO(text, newline=""),
+                                                                  delimiter=self.delimiter))
         self.people, self.grade, self.feedback, self.maximum = [], None, None, {}
         self.graded = {}  # record number -> the row shown for the person of that record
 

@@ -116,7 +116,8 @@ class IntakeTest(unittest.TestCase):
         for name in flat:
             (self.class_dir / name).write_bytes(b"x")
         entries, aside = handed_in(self.class_dir)
-        self.assertEqual([p.entry.name for p in entries], ["张三_1_assignsubmission_file_", "张三_9_assignsubmission_onlinetext_",
+        self.assertEqual([p.entry.name for p in entries], ["张三_1_assignsubmission_file_",
+                                                           "张三_9_assignsubmission_onlinetext_",
                                                            "李四_2_assignsubmission_onlinetext_",
                                                            "王五_3_assignsubmission_file_王五.zip", flat[3]])
         self.assertEqual([(name, why.rpartition("这位学生的提交是 ")[2]) for name, why in aside],
