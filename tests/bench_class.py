@@ -127,7 +127,8 @@ def zip_class(folder, files, students):
             (folder / f"{user}_{5000 + number}_{90001 + number}_说明.txt").write_bytes("说明".encode("utf-8"))
         if number % 4 == 2:
             (folder / f"作业14_{user}_attempt_2026-12-01-10-00-00.txt").write_bytes(f"Name: {name} ({user})\n".encode())
-        sheet.append(f"Participant {100000 + number},{name},Submitted,,100.00,-,")
+        shown = user if number % 4 == 1 else name  # Canvas shows the login: the worksheet lists each as shown
+        sheet.append(f"Participant {100000 + number},{shown},Submitted,,100.00,-,")
     (folder.parent / "worksheet.csv").write_bytes(("\r\n".join(sheet) + "\r\n").encode("utf-8"))
     return folder
 
