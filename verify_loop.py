@@ -2,6 +2,7 @@
 
     python3 verify_loop.py loop-runs/NAME [loop-runs/OTHER ...] [--explain]
     python3 verify_loop.py --class SUBMISSIONS [--report FILE.md] [--csv FILE.csv] [--feedback DIR]
+                           [--roster FILE [--grades OUT.csv]] [--feedback-zip OUT.zip]
     python3 verify_loop.py --pack OUT.zip      (a student's hand-in: classroom/hand_in.py)
     exit 0 every run (every student) passes, 1 otherwise, 2 bad arguments
 
@@ -70,13 +71,22 @@ def parse_arguments(argv):
     )
     parser.add_argument("loop_dirs", nargs="*", metavar="LOOP_DIR", help="循环目录，例如 loop-runs/repair-01")
     parser.add_argument("--class", dest="submissions", metavar="SUBMISSIONS",
-                        help="全班提交所在的文件夹：每个学生一项，文件夹或 .zip 压缩包（Moodle 的“下载所有提交”解开后即可）")
+                        help="全班提交所在的文件夹：每个学生一项，文件夹或 .zip 压缩包；Moodle、Canvas、Blackboard、"
+                             "GitHub Classroom 下载的原样即可（Moodle 的“下载所有提交”ZIP 也可以直接给出）")
     parser.add_argument("--report", metavar="FILE.md",
                         help="（与 --class 一起）写出 Markdown 报告；只替换这个核对以前写出的报告")
     parser.add_argument("--csv", dest="csv_file", metavar="FILE.csv",
                         help="（与 --class 一起）写出 CSV 表（UTF-8 带 BOM，Excel 可直接打开）；只替换这个核对以前写出的 CSV")
     parser.add_argument("--feedback", metavar="DIR",
                         help="（与 --class 一起）在 DIR 里给每位学生写一份反馈 DIR/<学生>.md，只含这位学生自己的结果")
+    parser.add_argument("--roster", metavar="FILE",
+                        help="（与 --class 一起）名单：Moodle 的离线评分工作表、Canvas 的成绩册导出、GitHub Classroom 的 "
+                             "roster，或每行一个名字的文本；名单上每个人一行，没有提交的是 missing（未提交）")
+    parser.add_argument("--grades", metavar="OUT.csv",
+                        help="（与 --class、--roster 一起）把名单文件原样写回到 OUT.csv，只填成绩和评语两列，可直接导入学习平台")
+    parser.add_argument("--feedback-zip", metavar="OUT.zip",
+                        help="（与 --class 一起）把每位学生的反馈放进下载时他的文件夹名下，打成一个 ZIP"
+                             "（Moodle 的“以 ZIP 上传多个反馈文件”）")
     parser.add_argument("--pack", metavar="OUT.zip",
                         help="交作业：按老师的核对检查本工作区的全部循环，把 loop-runs/ 和 runs/ 打包成 OUT.zip，"
                              "打印老师会看到的那一行；已有的同名文件不会被覆盖")
@@ -86,8 +96,9 @@ def parse_arguments(argv):
     args = parser.parse_args(argv)
     if args.explain and (args.submissions is not None or args.pack is not None):
         parser.error("--explain 逐轮说明给出的循环目录，不能和 --class 或 --pack 一起用：请单独核对要看的循环。")
-    if args.submissions is None and (args.report or args.csv_file or args.feedback):
-        parser.error("--report、--csv 和 --feedback 只能和 --class 一起用。")
+    if args.submissions is None and (args.report or args.csv_file or args.feedback or args.roster or args.grades
+                                     or args.feedback_zip):
+        parser.error("--report、--csv、--feedback、--roster、--grades 和 --feedback-zip 只能和 --class 一起用。")
     if args.submissions is not None and args.loop_dirs:
         parser.error("--class 核对全班时不再另给循环目录：请二选一。")
     if args.pack is not None and (args.loop_dirs or args.submissions is not None):

@@ -13,8 +13,10 @@ It does not import loop_lab.py, harness.py or export_review.py. What it shares: 
 reading of evidence, strict JSON, line endings, glosses, paths shown from the current folder, output) and, within
 verify_loop, verifier/check.py (one loop) and verifier/records.py (the lesson's cases, the workspace listings).
 """
+import contextlib
 import hashlib
 import os
+import re
 import signal
 import tempfile
 from collections import defaultdict
@@ -23,15 +25,20 @@ from itertools import combinations, repeat
 from pathlib import Path, PurePosixPath
 
 from classroom import report as class_report
-from classroom.intake import Submission, checked_evidence, class_entries, reason, student_and_id, taken_in
+from classroom import roster as class_roster
+from classroom import upload
+from classroom.intake import Submission, Untrusted, checked_evidence, class_folder, reason, student_and_id, taken_in
+from classroom.platforms import Handed, handed_in
+from classroom.releases import release_of
 from cli import EXIT_OK, EXIT_STOP, display_path, gloss, loads_record, print_json, read_evidence, say, to_lf
 from verifier.check import check_loop
-from verifier.records import CASES, DEFAULT_BUDGET, CourseFiles, Workspace
+from verifier.records import CASES, DEFAULT_BUDGET, OLD_SCHEMAS, SCHEMA, CourseFiles, Workspace
 
 HERE = Path(__file__).resolve().parent.parent  # the teacher's workspace, which holds this package
 POOL_FROM, MAX_WORKERS = 64, 8  # submissions from which the check uses every core; at most this many processes
 RECORD_CAP = 2 ** 20  # a loop.json or run.json is far below 1 MiB; a bigger one is judged by the loop check
 CONTRADICTION = ("与证据不符", "没有证据支持")  # how the loop check words a stop the evidence does not support
+CUT_OFF_ATTEMPT = re.compile(r"第 [0-9]+ 次尝试状态为 (?!done)")  # how it words an attempt a stop cut off
 row_text = class_report.row_text
 
 
@@ -52,25 +59,33 @@ def teacher_course():
 class Checked:
     """One submission once checked: its loops, what is missing, and what the class adds (shared records)."""
 
-    def __init__(self, submission, entry_shown):
-        self.student, self.student_id = submission.student, submission.student_id
+    def __init__(self, submission, handed, entry_shown):
+        self.student, self.student_id = handed.student, handed.student_id
+        self.names, self.folder, self.earlier = handed.names, handed.folder, handed.earlier
+        self.key = (handed.student, handed.student_id)  # the platform's names, whatever a roster shows instead
         self.entry, self.entry_name, self.source = entry_shown, Path(entry_shown).name, submission.source
         self.where = ""  # the workspace inside the submission, when it is not the top
         self.loops, self.strays, self.records, self.copies = [], [], [], []
         self.refused = [submission.refused] if submission.refused else []
         self.packaging = submission.packaging
-        self.reasons = []
+        self.reasons, self.notes = [], []
         self.row = None
 
     def finish(self, course_label):
-        """Sets the row and its reasons from everything known about this submission."""
-        cases = {case: case_state([loop for loop in self.loops if loop["case"] == case]) for case, _, _ in CASES}
+        """Sets the row, its reasons and its notes from everything known about this submission. A loop that an
+        honest stop cut short (interrupted, timed out, its record consistent with its evidence) is a note: it
+        counts for no case and holds nothing back."""
+        counted = [loop for loop in self.loops if not loop["cut_short"]]
+        cases = {case: case_state([loop for loop in counted if loop["case"] == case]) for case, _, _ in CASES}
         unread = self.packaging or self.refused  # a submission not read misses nothing: it was not looked at
         missing = [] if unread else [case for case, state in cases.items() if state == "missing"]
         self.reasons = ([Reason(self.packaging)] if self.packaging else
-                        reasons(self.refused, self.loops, self.copies, missing, course_label))
-        self.row = {"student": self.student, "id": self.student_id, "result": self.result(missing),
+                        reasons(self.refused, counted, self.copies, missing, course_label))
+        self.notes = [*earlier_note(self.earlier), *(cut_short_note(loop) for loop in self.loops if loop["cut_short"])]
+        self.row = {"student": self.student, "id": self.student_id, "result": self.result(counted, missing),
                     "cases": cases, "loops": len(self.loops), "problems": [reason.text for reason in self.reasons]}
+        if self.notes:
+            self.row["notes"] = [class_report.shortened(note) for note in self.notes]
         return self
 
     def unless_runs_needed(self, submission):
@@ -81,9 +96,9 @@ class Checked:
             self.packaging = submission.cannot(submission.without_runs).packaging
             self.loops, self.strays, self.records, self.refused, self.where = [], [], [], [], ""
 
-    def result(self, missing):
+    def result(self, loops, missing):
         """packaging (nothing checked) before fail, then needs_human (copies too), then incomplete, then pass."""
-        results = {loop["result"] for loop in self.loops}
+        results = {loop["result"] for loop in loops}
         if self.packaging:
             return "packaging"
         if self.refused or "fail" in results:
@@ -101,18 +116,22 @@ class Reason:
         self.for_student = class_report.shortened(for_student or text)
 
 
-def check_entry(entry, course, scratch):
-    """The Checked of one entry of the class folder; a ZIP's copy in SCRATCH is gone when this returns."""
+def check_entry(handed, course, scratch, shown=None):
+    """The Checked of one person's hand-in (a Handed); a ZIP's copy in SCRATCH is gone when this returns.
+    SHOWN: how the entry is named to the teacher (default: its path from the current folder)."""
+    shown = shown or (display_path(handed.entry) if handed.entry else handed.folder)
+    if handed.packaging:
+        return Checked(Submission(handed.entry or handed.folder, "学习平台的下载").cannot(handed.packaging), handed, shown)
     try:
-        with taken_in(entry, scratch) as submission:
-            item = Checked(submission, display_path(entry))
+        with taken_in(handed.entry, scratch) as submission:
+            item = Checked(submission, handed, shown)
             if submission.workspace is not None:
                 check_workspace(item, submission.root, submission.workspace, course)
                 item.unless_runs_needed(submission)
             return item
     except Exception as exc:  # a submission shaped in a way nobody foresaw is one row that says so, never a crash
-        why = f"{Path(entry).name} 里有核对无法解释的内容（{type(exc).__name__}），请老师打开看看"
-        return Checked(Submission(entry, "？").cannot(why), display_path(entry))
+        why = f"{Path(handed.entry).name} 里有核对无法解释的内容（{type(exc).__name__}），请老师打开看看"
+        return Checked(Submission(handed.entry, "？").cannot(why), handed, shown)
 
 
 def check_workspace(item, root, workspace, course):
@@ -152,7 +171,35 @@ def loop_summary(check, course, relative):
     summary["case"] = case_of(summary)
     seen = changed_course_files(check.record, course) if result["result"] != "pass" else ()
     summary["course"], summary["course_seen"] = tuple(rel for rel, _ in seen), seen
+    summary["cut_short"] = cut_short(check)
+    summary["older"] = older_version(check, bool(seen))
+    if summary["older"]:  # judged against today's course it says nothing certain: a person's call
+        summary.update(result="needs_human", course=(), problems=[])  # said once for the student: older_versions()
     return summary
+
+
+def cut_short(check):
+    """How an honest stop cut the loop short ("interrupted/keyboard_interrupt" ...), or None: its record is of
+    today's schema, nothing in it fails, and all it leaves for a person is what the stop cut off (the undecided
+    end and its unfinished attempt). A loop left `running` (killed outright) is not one: nobody knows how it ended."""
+    record = check.record if type(check.record) is dict else {}
+    stopped = record.get("status") == "interrupted" or record.get("reason") == "attempt_timeout"
+    if record.get("schema") != SCHEMA or not stopped or check.verdict.problems or not check.judged:
+        return None
+    expected = check.undecided_note()
+    if not all(note == expected or CUT_OFF_ATTEMPT.match(note) for note in check.verdict.notes):
+        return None
+    return f"{record['status']}/{record['reason']}"
+
+
+def older_version(check, course_differs):
+    """Which older version of the workspace made the loop ("loop-run/1", an earlier release's name), or None: a
+    record of an older schema that today's rules leave to a person, or course files that match an earlier release."""
+    record = check.record if type(check.record) is dict else {}
+    if record.get("schema") in OLD_SCHEMAS and not check.verdict.problems:
+        return f"记录格式 {record['schema']}"
+    release = release_of(record) if course_differs else None
+    return f"课程版本 {release}" if release else None
 
 
 def changed_course_files(record, course):
@@ -209,7 +256,7 @@ def reasons(refused, loops, copies, missing, course_label):
     person, the missing cases. A problem several loops share is one line naming them."""
     first, causes, grouped = [], defaultdict(list), defaultdict(list)
     for loop in sorted(loops, key=lambda loop: loop["result"] != "fail"):
-        for problem in loop["problems"]:
+        for problem in [] if loop["older"] else loop["problems"]:  # an older version is said once, below
             if any(words in problem for words in CONTRADICTION):
                 first.append(f"{loop['folder']}：{problem}")
             elif not any(rel in problem for rel in loop["course"]):  # one changed course file is said once below
@@ -217,6 +264,7 @@ def reasons(refused, loops, copies, missing, course_label):
         if loop["course"]:
             causes[loop["course"]].append(loop["run"])
     found = [Reason(text) for text in [*refused, *first]]
+    found += older_versions(loops)
     found += [Reason(f"{'、'.join(files)} 与{course_label}不同（影响 {len(runs)} 个循环：{listed(runs)}）："
                      "运行时用的课程文件被改过，这些循环不能算数；请学生换回课程原版文件后用新名称重新运行。")
               for files, runs in causes.items()]
@@ -228,6 +276,34 @@ def reasons(refused, loops, copies, missing, course_label):
         found.append(Reason(f"缺少情景{'、'.join(f'「{case}」' for case in missing)}：没有 scenario 与预算恰好是"
                             f"{'这一行' if len(missing) == 1 else '这些行'}的循环。"))
     return found
+
+
+def older_versions(loops):
+    """One reason for every loop made with an older version of the workspace, naming which."""
+    older = defaultdict(list)
+    for loop in loops:
+        if loop["older"]:
+            older[loop["older"]].append(loop["run"])
+    if not older:
+        return []
+    runs = [run for group in older.values() for run in group]
+    which = "、".join(older)
+    return [Reason(f"用旧版本的工作区做的（{which}；影响 {len(runs)} 个循环：{listed(runs)}）：不是改动，"
+                   "只是今天的规则和课程文件核对不了它们。请老师对照当时的版本判断，或请学生在现在的工作区里用新名称"
+                   "重新运行这些情景后再交。",
+                   f"你有 {len(runs)} 个循环是用旧版本的工作区做的（{which}）：不是你改了什么，只是今天的核对规则核对不了它们。"
+                   "在现在的工作区里用新名称重新运行这些情景，再打包提交。")]
+
+
+def earlier_note(earlier):
+    if not earlier:
+        return []
+    return [f"较早的 {len(earlier)} 次提交没有核对，只核对了最新的一次：{listed(earlier)}。"]
+
+
+def cut_short_note(loop):
+    return (f"{loop['folder']} 停在 {loop['cut_short']}（中断或单次超时），记录与证据一致：不计入任何情景，"
+            "也不影响结果。")
 
 
 def fails_in(problem, loops):
@@ -321,14 +397,24 @@ def inside_copy(pairs):
 def workspace_row(root, student, course=None, student_id=""):
     """The row of the workspace ROOT (holding loop-runs/ and runs/) exactly as the class check shows it:
     {"student", "id", "result", "cases", "loops", "problems"}, paths relative to ROOT. The same intake rules
-    apply (no runs/ beside loop-runs/ is packaging once a loop made an attempt); copies are looked for inside the workspace only."""
+    apply (no runs/ beside loop-runs/ is packaging once a loop made an attempt); copies are looked for inside the
+    workspace only."""
     course = TeacherCourse(course.root if course is not None else HERE)
     submission = checked_evidence(Submission(root, "工作区").found(root, root))
-    submission.student, submission.student_id = student, student_id
-    item = Checked(submission, display_path(root))
+    item = Checked(submission, Handed(root, student, student_id), display_path(root))
     if submission.workspace is not None:
         check_workspace(item, Path(root), Path(root), course)
         item.unless_runs_needed(submission)
+    mark_copies([item])
+    return item.finish(course.label()).row
+
+
+def entry_row(entry, student, course=None, student_id=""):
+    """The row of the hand-in ENTRY (a ZIP or a folder) exactly as the teacher's class check shows it: taken in
+    by the teacher's intake, then checked (copies looked for inside it only). For --pack's own ZIP."""
+    course = TeacherCourse(course.root if course is not None else HERE)
+    with tempfile.TemporaryDirectory(prefix="hand-in-", dir=scratch_base(Path(entry).parent)) as scratch:
+        item = check_entry(Handed(entry, student, student_id), course, scratch, display_path(entry))
     mark_copies([item])
     return item.finish(course.label()).row
 
@@ -344,24 +430,23 @@ def scratch_base(class_dir):
     return str(Path(class_dir).resolve().parent) if class_report.inside(base, class_dir) else str(base)
 
 
-def check_all(class_dir, entries, course):
-    """Every entry checked (on every core for a big class), then the records they share, then the rows."""
+def check_all(handed, course, scratch, shown):
+    """Every hand-in checked (on every core for a big class), then the records they share, then the rows."""
     course.entries()  # hashed once, before any worker gets its copy
-    with tempfile.TemporaryDirectory(prefix="class-check-", dir=scratch_base(class_dir)) as scratch:
-        checked = checked_entries(entries, course, scratch)
+    checked = checked_entries(handed, course, scratch, shown)
     mark_copies(checked)
     return [item.finish(course.label()) for item in checked]
 
 
-def checked_entries(entries, course, scratch):
-    """check_entry of each entry, in order. Submissions are independent, so a class of POOL_FROM or more is
+def checked_entries(handed, course, scratch, shown):
+    """check_entry of each hand-in, in order. Submissions are independent, so a class of POOL_FROM or more is
     shared among one process per core; a smaller one is checked here (a pool's start-up would cost more)."""
     workers = min(os.cpu_count() or 1, MAX_WORKERS)
-    if workers < 2 or len(entries) < POOL_FROM:
-        return [check_entry(entry, course, scratch) for entry in entries]
+    if workers < 2 or len(handed) < POOL_FROM:
+        return [check_entry(person, course, scratch, name) for person, name in zip(handed, shown)]
     pool = ProcessPoolExecutor(workers, initializer=quiet_worker)
     try:
-        return list(pool.map(check_entry, entries, repeat(course), repeat(scratch), chunksize=16))
+        return list(pool.map(check_entry, handed, repeat(course), repeat(scratch), shown, chunksize=16))
     finally:  # Ctrl-C: what is queued is dropped, what runs ends within its chunk
         pool.shutdown(cancel_futures=True)
 
@@ -375,62 +460,94 @@ def quiet_worker():
 
 
 def check_class(parser, args):
-    """`--class`: every entry of the class folder against the course files beside this file."""
-    class_dir, course = Path(args.submissions), teacher_course()
-    entries, aside = listed_entries(parser, class_dir)
-    names = class_report.feedback_names(student_and_id(entry.name) for entry in entries)
-    if args.feedback:
-        problem = class_report.feedback_problem(args.feedback, class_dir, names.values())
+    """`--class`: every hand-in of the class folder (or of Moodle's download-all ZIP) against the course files
+    beside this file; with --roster one row per person on it, then the hand-ins that match nobody."""
+    course = teacher_course()
+    people = class_roster.read_roster(parser, args.roster, bool(args.grades)) if args.roster else None
+    with contextlib.ExitStack() as stack:
+        def scratch_folder():  # made only when needed: a folder that cannot be listed leaves nothing behind
+            return stack.enter_context(tempfile.TemporaryDirectory(prefix="class-check-",
+                                                                   dir=scratch_base(args.submissions)))
+        class_dir, download = opened_class(parser, args.submissions, scratch_folder)
+        handed, aside = listed_entries(parser, class_dir)
+        names = class_report.feedback_names((person.student, person.student_id) for person in handed)
+        problem = upload.outputs_problem(args, names.values(), people)
         if problem:
             parser.error(problem)
-    checked = check_all(class_dir, entries, course)
-    for item in checked:
-        print_json(item.row)
-    aside = [(display_path(entry), owner.name) for entry, owner in aside]
-    for entry, owner in aside:
-        say(class_report.set_aside(entry, owner))
+        shown = [shown_entry(person, class_dir, download) for person in handed]
+        checked = check_all(handed, course, scratch_folder(), shown)
+    rows = class_roster.rows_for(people, checked) if people else [(item.row, item) for item in checked]
+    for row, _ in rows:
+        print_json(row)
+    aside = [(shown_aside(name, class_dir, download), why) for name, why in aside]
+    for entry, why in aside:
+        say(class_report.set_aside(entry, why))
     skew = other_course_version(checked)
     note = version_note(skew, course.label()) if skew else ""
-    say_class(checked, note)
-    written = write_outputs(args, class_dir, course, checked, names, aside, note)
-    return EXIT_OK if written and all(item.row["result"] == "pass" for item in checked) else EXIT_STOP
+    say_class(checked, rows, note, people is not None)
+    written = write_outputs(args, course, checked, rows, names, aside, note, people)
+    return EXIT_OK if written and all(row["result"] == "pass" for row, _ in rows) else EXIT_STOP
+
+
+def opened_class(parser, submissions, make_scratch):
+    """(the folder whose entries are the hand-ins, Moodle's download-all ZIP they came from or None)."""
+    try:
+        return class_folder(submissions, make_scratch)
+    except Untrusted as exc:
+        parser.error(f"{submissions} 是全班的下载压缩包，但{exc}：没有核对任何提交。请重新下载，或解压后给出文件夹。")
+    except OSError as exc:
+        parser.error(f"{submissions} 无法读取（{reason(exc)}），请确认有读取权限。")
+
+
+def shown_entry(person, class_dir, download):
+    """The hand-in as the teacher names it: its path from here, or inside the download-all ZIP."""
+    if download is None:
+        return display_path(person.entry) if person.entry else display_path(Path(class_dir) / person.folder)
+    return f"{display_path(download)}/{Path(person.entry).name if person.entry else person.folder}"
+
+
+def shown_aside(name, class_dir, download):
+    return f"{display_path(download)}/{name}" if download else display_path(Path(class_dir) / name)
 
 
 def listed_entries(parser, class_dir):
     try:
-        entries, aside = class_entries(class_dir)
+        handed, aside = handed_in(class_dir)
     except OSError as exc:  # no permission to list it: no submission can be read
         parser.error(f"{class_dir} 无法列出里面的内容（{reason(exc)}），请确认有读取权限。")
-    if not entries:
+    if not handed:
         parser.error(f"{class_dir} 里没有学生的提交：每个学生一个文件夹或一个 .zip 压缩包，"
                      "里面是工作区的 loop-runs/ 和 runs/。")
-    return entries, aside
+    return handed, aside
 
 
-def say_class(checked, note):
+def say_class(checked, rows, note, with_roster):
     for item in checked:
         for stray in item.strays:
             say(f"跳过 {class_report.cut(item.entry)} 里的 {class_report.cut(stray)}：不是循环目录（loop-runs/ 里只应有循环文件夹）。")
     if note:
         say(note)
-    rows = [item.row for item in checked]
+    rows = [row for row, _ in rows]
     say("\n".join(class_report.table(rows, class_report.console_cell)))
-    for row in rows:
-        if row["result"] != "pass":
-            say("\n".join(class_report.row_lines(row)))
-    say(class_report.totals(rows))
+    for lines in filter(None, map(class_report.row_lines, rows)):
+        say("\n".join(lines))
+    say(class_report.totals(rows, with_roster))
 
 
-def write_outputs(args, class_dir, course, checked, names, aside, note):
-    """--report, --csv and --feedback; False (said in Chinese) when one cannot be written."""
+def write_outputs(args, course, checked, rows, names, aside, note, people):
+    """--report, --csv, --feedback, --grades and --feedback-zip; False (said in Chinese) when one cannot be written."""
     outputs = []
     if args.report:
-        outputs.append((args.report, class_report.class_report(display_path(class_dir), CourseFiles.label(course),
-                                                               checked, aside, note), "utf-8"))
+        outputs.append((args.report, class_report.class_report(display_path(args.submissions),
+                                                               CourseFiles.label(course), rows, aside, note), "utf-8"))
     if args.csv_file:
-        outputs.append((args.csv_file, class_report.class_csv([item.row for item in checked]), "utf-8-sig"))
+        outputs.append((args.csv_file, class_report.class_csv([row for row, _ in rows]), "utf-8-sig"))
     if args.feedback:
-        outputs += feedback_files(Path(args.feedback), checked, names)
+        outputs += [(Path(args.feedback) / name, text, "utf-8") for name, text in feedback_files(checked, names)]
+    if args.grades:
+        outputs.append((args.grades, *class_roster.grades_file(people)))
+    if args.feedback_zip:
+        outputs.append((args.feedback_zip, upload.feedback_zip(checked, feedback_files(checked, names)), None))
     for target, text, encoding in outputs:
         try:
             Path(target).parent.mkdir(exist_ok=True)
@@ -442,22 +559,21 @@ def write_outputs(args, class_dir, course, checked, names, aside, note):
     return True
 
 
-def feedback_files(folder, checked, names):
-    """One file per student: a student is a name and an id (two 张三 of different ids are two people; the
-    same name without an id is taken for one student handing in twice)."""
+def feedback_files(checked, names):
+    """[(file name, text)]: one per student, a student being a name and an id (two 张三 of different ids are two
+    people; the same name without an id is taken for one student handing in twice)."""
     by_student = defaultdict(list)
     for item in checked:
-        by_student[item.student, item.student_id].append(item)
-    return [(folder / names[student], class_report.feedback(student[0], items), "utf-8")
-            for student, items in by_student.items()]
+        by_student[item.key].append(item)
+    return [(names[key], class_report.feedback(items[0].student, items)) for key, items in by_student.items()]
 
 
 def class_arguments_problem(args):
     """Why the class check's arguments cannot be used (Chinese), or None: checked before anything is read."""
-    if not os.path.isdir(args.submissions):
-        return f"{args.submissions} 不是文件夹：请给出全班提交所在的文件夹。"
-    outputs = [(text, kind) for text, kind in ((args.report, "report"), (args.csv_file, "csv")) if text]
-    if len(outputs) == 2 and Path(os.path.abspath(args.report)) == Path(os.path.abspath(args.csv_file)):
-        return "--report 和 --csv 不能是同一个文件。"
-    return next((problem for text, kind in outputs
-                 for problem in [class_report.target_problem(text, args.submissions, kind)] if problem), None)
+    if not os.path.isdir(args.submissions) and not args.submissions.lower().endswith(".zip"):
+        return f"{args.submissions} 不是文件夹：请给出全班提交所在的文件夹（或 Moodle“下载所有提交”得到的 .zip）。"
+    if not os.path.lexists(args.submissions):
+        return f"{args.submissions} 不存在：请给出全班提交所在的文件夹（或 Moodle“下载所有提交”得到的 .zip）。"
+    if (args.grades or args.feedback_zip) and not args.roster and args.grades:
+        return "--grades 写回的是名单文件本身：请同时用 --roster 给出名单（例如 Moodle 的评分工作表）。"
+    return upload.targets_problem(args)

@@ -26,7 +26,8 @@ import stat
 import zipfile
 from pathlib import Path
 
-from classroom.check import row_text, student_and_id, workspace_row
+from classroom.check import entry_row, row_text, student_and_id, workspace_row
+from classroom.intake import WINDOWS_DEVICES
 from cli import (EXIT_OK, EXIT_STOP, EXIT_USAGE, EvidenceError, command, display_path, entry_kind, gloss, print_json,
                  read_evidence, say)
 from verifier.records import visible
@@ -101,6 +102,77 @@ def manifest(written, row):
     return (json.dumps(record, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
 
 
+def name_problems(root):
+    """[(entry name, why the teacher's intake refuses it, a name it would take)] under loop-runs/ and runs/:
+    names Windows cannot hold or that read as another path, and names differing only in case."""
+    found, pending = [], [(top, root / top) for top in EVIDENCE if os.path.isdir(root / top)]
+    while pending:
+        name, path = pending.pop()
+        try:
+            children = sorted(os.listdir(path)) if os.path.isdir(path) and not os.path.islink(path) else []
+        except OSError:
+            continue
+        seen = {}
+        for child in children:
+            if name in EVIDENCE and child.startswith("."):
+                continue  # a claim folder, never packed
+            why = name_problem(child)
+            if why:
+                found.append((f"{name}/{child}", why, safe_name(child)))
+            elif child.lower() in seen:
+                found.append((f"{name}/{child}", f"与 {seen[child.lower()]} 只差大小写，Windows 和 macOS 上是同一个名称",
+                              f"{child}-2"))
+            seen.setdefault(child.lower(), child)
+            pending.append((f"{name}/{child}", path / child))
+    return sorted(found)
+
+
+def name_problem(name):
+    if "\\" in name:
+        return "名称里有反斜杠 \\：老师那里会把它当成文件夹分隔符"
+    if ":" in name:
+        return "名称里有冒号 :：Windows 不允许，老师那里会当成盘符"
+    if not name.isprintable():
+        return "名称里有控制字符（例如 macOS 的 Icon\\r）"
+    if name.rstrip(". ") != name:
+        return "名称以点或空格结尾：Windows 上存不下"
+    if name.split(".")[0].upper() in WINDOWS_DEVICES:
+        return "是 Windows 的设备名（CON、AUX、NUL 等），Windows 上存不下"
+    return None
+
+
+def safe_name(name):
+    shown = "".join("_" if ch in "\\:" or not ch.isprintable() else ch for ch in name).rstrip(". ") or "_"
+    return "_" + shown if shown.split(".")[0].upper() in WINDOWS_DEVICES else shown
+
+
+def empty_folders(root):
+    """The folders under loop-runs/ and runs/ with no file anywhere below them (a ZIP holds files only, so the
+    teacher never sees them), the top-most of each such branch."""
+    fileless = []
+
+    def holds_files(name, path):
+        try:
+            children = sorted(os.listdir(path))
+        except OSError:
+            return True
+        held = False
+        for child in children:
+            if name in EVIDENCE and child.startswith("."):
+                continue  # a claim folder, never packed
+            if os.path.isdir(path / child) and not os.path.islink(path / child):
+                held = holds_files(f"{name}/{child}", path / child) or held
+            else:
+                held = True
+        if not held:
+            fileless.append(name)
+        return held
+    for top in EVIDENCE:
+        if os.path.isdir(root / top) and not os.path.islink(root / top):
+            holds_files(top, root / top)
+    return sorted(name for name in fileless if name.rpartition("/")[0] not in fileless)
+
+
 # --- writing -------------------------------------------------------------------------------------
 
 def zip_entry(name):
@@ -167,19 +239,37 @@ def pack(parser, out_text, root=None):
         parser.error(problem)
     if os.path.lexists(out):
         return refuse_existing(out, root)
+    refused = name_problems(root)
+    if refused:
+        for name, why, better in refused:
+            say(f"{visible(name)}：{why}，老师的核对取不出它。请把它改名（例如改成 {visible(better)}）或移出工作区，再打包。")
+        say(f"没有写出 {display_path(out)}：有 {len(refused)} 个名称老师的核对取不出来。")
+        return EXIT_USAGE
     student, student_id = student_and_id(out.name)
-    row = workspace_row(root, student, student_id=student_id)
+    home = workspace_row(root, student, student_id=student_id)
     packed, left_out = evidence_files(root)
     try:
-        written, unread = write_hand_in(out, packed, row)
+        written, unread = write_hand_in(out, packed, home)
     except FileExistsError:
         return refuse_existing(out, root)
     except OSError as exc:
         say(f"无法写出 {display_path(out)}（{gloss(type(exc).__name__)}）：什么都没有写下。请换一个可以写入的路径再运行一次。")
         return EXIT_USAGE
-    print_json(row)  # the very line the class check prints for this student
+    row = entry_row(out, student, student_id=student_id)  # the ZIP itself through the teacher's intake
+    print_json(row)  # the very line the class check prints for this ZIP
     say_hand_in(out, row, len(written), sorted(left_out + unread))
+    say_difference(home, row, empty_folders(root), sorted(left_out + unread))
     return EXIT_OK if row["result"] == "pass" else EXIT_STOP
+
+
+def say_difference(home, row, empty, left_out):
+    """When the workspace and its ZIP would be judged differently: say so, and why."""
+    if home == row:
+        return
+    why = [f"空文件夹 {visible(name)}/ 不会进 ZIP（ZIP 只装文件）" for name in empty]
+    why += [f"{visible(name)} 没有打包" for name, _ in left_out]
+    say(f"注意：在工作区里核对是 {home['result']}，老师核对这个 ZIP 是 {row['result']}（上面打印的是老师会看到的那一行）："
+        + ("；".join(why) if why else "两处看到的证据不同") + "。")
 
 
 def refuse_existing(out, root):
@@ -197,6 +287,10 @@ def say_hand_in(out, row, files, left_out):
     if row["result"] == "pass":
         say(f"结果 pass：老师核对这个 ZIP 会看到同样的一行（老师对照的是自己的课程文件，所以不要改动它们）。"
             f"把 {display_path(out)} 交上去即可，见 README「交作业」。")
+    elif row["result"] == "incomplete":
+        say(f"结果是 incomplete，不是 pass：ZIP 照样写出了，交不交由你决定。补救的办法是用新名称运行缺少的情景，"
+            "再打包成一个新的文件名。")
     else:
         say(f"结果是 {row['result']}，不是 pass：ZIP 照样写出了，交不交由你决定，老师会看到上面同样的问题。"
-            "补救的办法是用新名称运行有问题或缺少的情景，再打包成一个新的文件名。")
+            "已有的循环会原样交上去（记录不能删改），重新运行改变不了它们的结果；缺少的情景可以用新名称补跑，"
+            "其余的请交的时候向老师说明。")

@@ -25,10 +25,10 @@ import zlib
 from io import BytesIO
 from pathlib import Path, PurePosixPath
 
+from classroom.platforms import CANVAS, JUNK, MOODLE, plain_student
 from cli import EvidenceError, entry_kind, gloss, read_evidence
 
 MAX_DEPTH = 4                    # folders between the submission and its workspace (Extract All adds one or two)
-JUNK = {"__MACOSX", ".DS_Store", "Thumbs.db", "desktop.ini"}  # what operating systems add by themselves
 EVIDENCE = ("loop-runs", "runs")
 # Caps no honest hand-in comes near (a whole workspace is under 1,000 files and a few MB); beyond them a
 # ZIP is a packaging problem, never read further.
@@ -37,7 +37,6 @@ MAX_MEMBERS = 10_000
 MAX_UNPACKED = 256 * 2 ** 20     # the members' declared sizes together
 MAX_RATIO, RATIO_FROM = 100, 2 ** 20  # a member over 1 MiB may be at most 100 times its compressed size
 UTF8_FLAG, ENCRYPTED_FLAG = 0x800, 0x1
-MOODLE = re.compile(r"(?P<name>.+?)_(?P<id>[^_]+)_assignsubmission_(?P<plugin>[a-z]+)_.*", re.DOTALL)
 DRIVE = re.compile(r"[A-Za-z]:")
 WINDOWS_DEVICES = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
 GIT_HINT = "这像是一个 git 仓库，证据文件夹被 .gitignore 排除了（用 git 交作业时要 git add -f runs loop-runs）"
@@ -69,44 +68,17 @@ class Submission:
 
 
 def student_and_id(entry_name):
-    """(student, id) from an entry's name: `姓名_学号_assignsubmission_file_…` gives both, else the name without .zip."""
-    name = entry_name[:-4] if entry_name.lower().endswith(".zip") else entry_name
-    match = MOODLE.fullmatch(name)
-    return (match["name"], match["id"]) if match else (name, "")
+    """(student, id) from an entry's name as the platforms name it (classroom/platforms.py), else the name
+    without .zip and no id."""
+    for pattern, name, number in ((MOODLE, "name", "id"), (CANVAS, "login", "uid")):
+        match = pattern.fullmatch(entry_name)
+        if match:
+            return match[name], match[number]
+    return plain_student(entry_name)
 
 
 def is_junk(name):
     return name in JUNK or name.startswith("._")
-
-
-def class_entries(class_dir):
-    """(the submissions of CLASS_DIR in code-point order, [(entry set aside, the submission it belongs to)]).
-
-    OS junk and hidden entries are left out. Moodle names every entry of a participant `姓名_学号_assignsubmission_
-    PLUGIN_…`: one folder per plugin, or (without folders) one entry per file. Once a participant has an entry that
-    can hold the evidence (the file plugin's folder or .zip), the participant's other entries (online text, a note
-    uploaded beside the ZIP) are part of that submission, not ones of their own. OSError passes."""
-    with os.scandir(class_dir) as entries:
-        folders = {entry.name: entry.is_dir(follow_symlinks=False) for entry in entries
-                   if not is_junk(entry.name) and not entry.name.startswith(".")}
-    names = sorted(folders)
-    holding = [name for name in names
-               if moodle_plugin(name) == "file" and (folders[name] or name.lower().endswith(".zip"))]
-    owners = {moodle_participant(name): name for name in reversed(holding)}  # the first one per participant
-    aside = {name: owners[moodle_participant(name)] for name in names
-             if moodle_participant(name) in owners and name not in holding}
-    return ([Path(class_dir) / name for name in names if name not in aside],
-            [(Path(class_dir) / name, Path(class_dir) / owner) for name, owner in aside.items()])
-
-
-def moodle_plugin(entry_name):
-    match = MOODLE.fullmatch(entry_name)
-    return match["plugin"] if match else None
-
-
-def moodle_participant(entry_name):
-    match = MOODLE.fullmatch(entry_name)
-    return (match["name"], match["id"]) if match else None
 
 
 @contextlib.contextmanager
@@ -270,27 +242,45 @@ def zip_submission(submission, path, scratch):
     return submission.found(private, private.joinpath(*prefix))
 
 
-def directory_problem(data):
-    """Why the member list the ZIP's end record announces is too big to read, or None (also when there is no
-    end record: zipfile then says the ZIP is broken)."""
+def directory_problem(data, cap=None):
+    """Why the member list the ZIP's end records announce is too big to read, or None (also when there is no
+    end record: zipfile then says the ZIP is broken). DATA ends where the file ends (the whole file, or its
+    tail). A zip64 end record, when there is one, is what zipfile reads: its count and size are judged too,
+    so a classic record that understates them hides nothing."""
     at = data.rfind(b"PK\x05\x06", max(0, len(data) - 22 - 65_535))
     if at < 0 or at + 22 > len(data):
         return None
     entries, size = struct.unpack_from("<HI", data, at + 10)
-    if entries > MAX_MEMBERS:
-        return f"有 {entries} 个成员，超过了核对的上限 {MAX_MEMBERS}"
-    if size > MAX_MEMBERS * 1024:  # no honest entry comes near 1 KiB
+    cap = cap or MAX_MEMBERS
+    for record in zip64_end_records(data, at):
+        more, more_size = struct.unpack_from("<QQ", data, record + 32)
+        entries, size = max(entries, more), max(size, more_size)
+    if entries > cap:
+        return f"有 {entries} 个成员，超过了核对的上限 {cap}"
+    if size > cap * 1024:  # no honest entry comes near 1 KiB
         return f"的成员目录有 {size} 字节，超过了核对的上限"
     return None
 
 
-def trusted_members(archive):
-    """{member: its path parts} of every member that is not OS junk; Untrusted for the ZIP as a whole."""
+def zip64_end_records(data, end_at):
+    """Where in DATA the zip64 end record(s) the locator before the classic end record may point to are."""
+    locator = end_at - 20
+    if locator < 0 or data[locator:locator + 4] != b"PK\x06\x07":
+        return []
+    (offset,) = struct.unpack_from("<Q", data, locator + 8)
+    found = {at for at in (locator - 56, offset) if 0 <= at <= len(data) - 56 and data[at:at + 4] == b"PK\x06\x06"}
+    return sorted(found)
+
+
+def trusted_members(archive, caps=None):
+    """{member: its path parts} of every member that is not OS junk; Untrusted for the ZIP as a whole.
+    CAPS: the most members and unpacked bytes taken (a class's download holds every student's ZIP)."""
+    caps = caps or (MAX_MEMBERS, MAX_UNPACKED)
     infos = archive.infolist()
-    if len(infos) > MAX_MEMBERS:
-        raise Untrusted(f"有 {len(infos)} 个成员，超过了核对的上限 {MAX_MEMBERS}")
-    if sum(info.file_size for info in infos) > MAX_UNPACKED:
-        raise Untrusted(f"解开后超过 {MAX_UNPACKED // 2 ** 20} MiB，超过了核对的上限")
+    if len(infos) > caps[0]:
+        raise Untrusted(f"有 {len(infos)} 个成员，超过了核对的上限 {caps[0]}")
+    if sum(info.file_size for info in infos) > caps[1]:
+        raise Untrusted(f"解开后超过 {caps[1] // 2 ** 20} MiB，超过了核对的上限")
     members = {}
     for info in infos:
         name = member_name(info)
@@ -370,12 +360,13 @@ def workspace_prefix(members):
     return prefix
 
 
-def extract(archive, members, prefix, private):
-    """Copies the workspace's loop-runs/ and runs/ members into PRIVATE; nothing else is written."""
+def extract(archive, members, prefix, private, wanted=EVIDENCE):
+    """Copies the workspace's loop-runs/ and runs/ members (WANTED None: every member) into PRIVATE; nothing
+    else is written."""
     taken = set()
     for info, parts in members.items():
         rel = parts[len(prefix):]
-        if parts[:len(prefix)] != prefix or not rel or rel[0] not in EVIDENCE:
+        if parts[:len(prefix)] != prefix or not rel or (wanted is not None and rel[0] not in wanted):
             continue
         if any(part.rstrip(". ") != part or part.split(".")[0].upper() in WINDOWS_DEVICES for part in rel):
             raise Untrusted(f"的成员 {visible_name('/'.join(parts))} 的名称不能在 Windows 上作为文件名")
@@ -401,3 +392,74 @@ def copy_member(archive, info, target):
         raise Untrusted(f"的成员 {visible_name(member_name(info))} 用了核对不支持的压缩方式") from None
     except OSError as exc:
         raise Untrusted(f"的成员 {visible_name(member_name(info))} 取不出来（{reason(exc)}）") from None
+
+
+# --- a whole class's download --------------------------------------------------------------------
+
+MAX_CLASS_ZIP_BYTES = 2 ** 31     # Moodle's "download all submissions" of a big class, every student's ZIP inside
+CLASS_CAPS = (20 * MAX_MEMBERS, 2 ** 31)
+
+
+def class_folder(path, make_scratch):
+    """(the folder whose entries are the submissions, the ZIP they came from or None) for the --class argument
+    PATH: a folder as it is; Moodle's "download all submissions" ZIP given itself, or as the only entry of the
+    folder, is unpacked (trusted as a whole, as a student's ZIP) into the folder MAKE_SCRATCH() gives; a folder whose
+    only entry is a folder of Moodle's names (Extract All adds one) is that folder. Untrusted or OSError when
+    the download cannot be taken."""
+    path = Path(path)
+    if os.path.isdir(path):
+        try:
+            with os.scandir(path) as scanned:
+                only = [entry for entry in scanned if not is_junk(entry.name) and not entry.name.startswith(".")]
+        except OSError:  # said when its entries are listed
+            return path, None
+        if len(only) != 1:
+            return path, None
+        inner = Path(only[0].path)
+        if only[0].is_dir(follow_symlinks=False) and any(MOODLE.fullmatch(name) for name in os.listdir(inner)):
+            return inner, None
+        if not (only[0].is_file(follow_symlinks=False) and inner.name.lower().endswith(".zip")
+                and holds_moodle_folders(inner)):
+            return path, None
+        path = inner
+    with open_plain(path, MAX_CLASS_ZIP_BYTES) as file:
+        archive = opened_zip(file, CLASS_CAPS[0])
+        with archive:
+            members = trusted_members(archive, CLASS_CAPS)
+            target = Path(make_scratch())
+            extract(archive, members, (), target, wanted=None)
+    return target, path
+
+
+def holds_moodle_folders(path):
+    """The ZIP at PATH has members named as Moodle names a participant's entries (a read of its member list)."""
+    try:
+        with open_plain(path, MAX_CLASS_ZIP_BYTES) as file, opened_zip(file, CLASS_CAPS[0]) as archive:
+            return any(MOODLE.fullmatch(member_name(info).split("/")[0]) for info in archive.infolist())
+    except (OSError, Untrusted):
+        return False
+
+
+def open_plain(path, cap):
+    """PATH opened for reading only when it is a plain file of at most CAP bytes (never a link, FIFO or device)."""
+    kind = entry_kind(os.lstat(path))
+    if kind != "普通文件":
+        raise Untrusted(f"是{kind}，不是压缩包")
+    file = open(os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)), "rb")
+    if os.fstat(file.fileno()).st_size > cap:
+        file.close()
+        raise Untrusted(f"超过了核对的上限（{cap // 2 ** 20} MiB）")
+    return file
+
+
+def opened_zip(file, cap):
+    """A ZipFile of FILE once its end records announce at most CAP members; Untrusted otherwise."""
+    size = file.seek(0, os.SEEK_END)
+    file.seek(max(0, size - 22 - 65_535 - 76))
+    too_many = directory_problem(file.read(), cap)
+    if too_many:
+        raise Untrusted(too_many)
+    try:
+        return zipfile.ZipFile(file)
+    except (zipfile.BadZipFile, EOFError, ValueError, NotImplementedError):
+        raise Untrusted("已损坏或不完整，打不开") from None

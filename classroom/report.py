@@ -21,6 +21,7 @@ from verifier.records import CASES, is_link, visible
 
 CASE_NAMES = [case for case, _, _ in CASES]
 RESULTS = ("pass", "incomplete", "fail", "needs_human", "packaging")
+MISSING = "missing"  # with a roster only: a person on it who handed nothing in (未提交)
 LIMIT = 500           # characters of one problem a person is shown; the rest is said by its length
 NAME_LIMIT = 80       # characters of a name in a table cell
 MARKDOWN_MARKS = set("\\`*[]<>|&#~!{}")
@@ -94,17 +95,20 @@ def table(rows, cell):
     return ["| " + " | ".join(cells) + " |" for cells in [header, ["---"] * len(header), *body]]
 
 
-def totals(rows):
-    counts = {result: sum(row["result"] == result for row in rows) for result in RESULTS}
-    return f"全班 {len(rows)} 人：" + "，".join(f"{result} {counts[result]}" for result in RESULTS) + "。"
+def totals(rows, with_roster=False):
+    """The class's totals line; WITH_ROSTER adds the people who handed nothing in."""
+    results = RESULTS + ((MISSING,) if with_roster else ())
+    counts = {result: sum(row["result"] == result for row in rows) for result in results}
+    return f"全班 {len(rows)} 人：" + "，".join(f"{result} {counts[result]}" for result in results) + "。"
 
 
 def row_lines(row):
-    """What the console says under the table for one submission that did not pass."""
-    if row["result"] == "pass":
+    """What the console says under the table for one submission that did not pass or carries notes."""
+    if row["result"] in ("pass", MISSING) and not row.get("notes"):
         return []
     reasons = [f"  - {cut(problem, None)}" for problem in row["problems"]]  # cut once already, when the row was made
-    return [f"{cut(row['student'], NAME_LIMIT)}：{row['result']}", *reasons]
+    notes = [f"  说明：{cut(note, None)}" for note in row.get("notes", [])]
+    return [f"{cut(row['student'], NAME_LIMIT)}：{row['result']}", *reasons, *notes]
 
 
 def row_text(row):
@@ -114,22 +118,23 @@ def row_text(row):
 
 # --- the Markdown report -------------------------------------------------------------------------
 
-def set_aside(entry, owner, shown=cut):
-    """What is said of the entry ENTRY that is part of OWNER's submission (Moodle's online text beside the file)."""
-    return f"跳过 {shown(entry)}：Moodle 里同一位学生的另一部分（不是文件提交），这位学生的提交是 {shown(owner)}。"
+def set_aside(entry, why, shown=cut, text=cut):
+    """What is said of the entry ENTRY that is no submission of its own: WHY (a receipt, a note, a roster ...)."""
+    return f"跳过 {shown(entry)}：{text(why)}。"
 
 
-def class_report(class_shown, course_label, checked, aside=(), note=""):
-    """The Markdown report; ASIDE: (entry shown, its owner's entry name) of each entry set aside; NOTE: a
-    sentence about the whole class (the course version), said above the table."""
-    rows = [item.row for item in checked]
+def class_report(class_shown, course_label, rows, aside=(), note="", with_roster=False):
+    """The Markdown report; ROWS: (row, its Checked or None for a person who handed nothing in); ASIDE: (entry
+    shown, why) of each entry set aside; NOTE: a sentence about the whole class (the course version)."""
+    shown_rows = [row for row, _ in rows]
     lines = [f"{REPORT_TITLE}{markdown(class_shown)}", "",
              f"对照的是{course_label}（笔记、样例、受监视文件），不用学生提交里的副本。"
              "每位学生一节，节里的路径都相对于这位学生的提交。", "",
-             totals(rows), "", *([markdown(note, None), ""] if note else []), *table(rows, markdown_cell), ""]
-    lines += [f"- {set_aside(entry, owner, markdown_code)}" for entry, owner in aside] + ([""] if aside else [])
-    for item in checked:
-        lines += student_section(item, "##")
+             totals(shown_rows, with_roster), "", *([markdown(note, None), ""] if note else []),
+             *table(shown_rows, markdown_cell), ""]
+    lines += [f"- {set_aside(entry, why, markdown_code, markdown)}" for entry, why in aside] + ([""] if aside else [])
+    for row, item in rows:
+        lines += student_section(item, "##") if item else [f"## {heading(row)}", "", "没有提交（未提交）。", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -144,10 +149,11 @@ def student_section(item, level, for_student=False):
     lines = [f"{level} {heading(item.row)}", "", f"提交：{markdown_code(entry)}（{markdown(item.source)}）"
              + (f"，工作区在其中的 {markdown_code(item.where)}" if item.where else "") + "。", ""]
     lines += [f"- {markdown(reason.for_student if for_student else reason.text, None)}" for reason in item.reasons]
+    lines += [f"- 说明：{markdown(note, None)}" for note in item.notes]
     details = loop_details(item.loops)
     if details:
         lines += ["", "逐个循环（有问题的循环、它的问题和要查看的路径）：", "", *details]
-    if not item.reasons and not details:
+    if not item.reasons and not details and not item.notes:
         lines.append("六个情景都有通过的循环，没有问题。")
     return lines + [""]
 
@@ -214,15 +220,16 @@ def safe_file_name(text):
 
 # --- where outputs may go ------------------------------------------------------------------------
 
-def first_line(path):
-    """The first line of a plain file (at most 4 KiB read), or None for anything else."""
+def first_line(path, raw=False):
+    """The first line of a plain file (at most 4 KiB read; RAW: as bytes), or None for anything else."""
     try:
         if entry_kind(os.lstat(path)) != "普通文件":
             return None
         with open(path, "rb") as file:
-            return file.read(4096).decode("utf-8", errors="replace").split("\n", 1)[0].rstrip("\r")
+            line = file.read(4096).split(b"\n", 1)[0].rstrip(b"\r")
     except OSError:
         return None
+    return line if raw else line.decode("utf-8", errors="replace")
 
 
 def is_earlier_output(path, kind):
@@ -283,7 +290,7 @@ def write_text_atomic(path, text, encoding):
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_bytes(text.encode(encoding))
+        tmp.write_bytes(text if isinstance(text, bytes) else text.encode(encoding))
         os.replace(tmp, path)
     except OSError:
         if os.path.lexists(tmp):  # nothing half-written stays behind

@@ -5,8 +5,10 @@
 Builds, in a temporary folder: a copy of the workspace (the teacher's reference), one student's six lesson
 cases run there with loop_lab.py, then two classes of that student's records, each copy given identifiers
 of its own (as if every student had run the lesson): N students (default 2000) with one loop each (repair,
-two child runs) as folders, and M students (default 300) with all six loops, each handed in as a ZIP. Times
-whole `verify_loop.py --class CLASS --report --csv` processes (the ZIP class with `--feedback` too), bytecode
+two child runs) as folders, and M students (default 300) with all six loops, each handed in as a ZIP named
+as Moodle, Canvas (a note beside it), Blackboard (its receipt) or nobody names it, with a grading worksheet listing them all. Times whole
+`verify_loop.py --class CLASS --report --csv` processes (the ZIP class with `--feedback`, `--roster`, `--grades`
+and `--feedback-zip` too), bytecode
 cache on, after a warm-up: wall seconds, CPU seconds and the peak memory of the check (its worker processes
 included). Targets: both classes under 10 s on a 2-core machine, the ZIP class under 200 MB. Prints one JSON
 line with the figures (and the machine's load, which slows them all); exit 0 when the targets are met and every
@@ -108,12 +110,26 @@ def folder_class(folder, files, students):
 
 
 def zip_class(folder, files, students):
+    """STUDENTS ZIPs named as the platforms name them, in turn: Moodle (a folder per participant), Canvas (with a
+    note beside the ZIP), Blackboard (with its receipt) and a plain ZIP; and a grading worksheet listing them all."""
     folder.mkdir(parents=True)
+    sheet = ["Identifier,Full name,Status,Grade,Maximum Grade,Last modified (grade),Feedback comments"]
     for number in range(1, students + 1):
-        with zipfile.ZipFile(folder / f"学生{number:03d}_{100000 + number}_assignsubmission_file_.zip", "w",
-                             zipfile.ZIP_DEFLATED) as archive:
+        name, user = f"学生{number:03d}", f"s{number:03d}"
+        target = [folder / f"{name}_{100000 + number}_assignsubmission_file_" / f"{name}.zip",
+                  folder / f"{user}_{5000 + number}_{90000 + number}_{name}.zip",
+                  folder / f"作业14_{user}_attempt_2026-12-01-10-00-00_{name}.zip", folder / f"{name}.zip"][number % 4]
+        target.parent.mkdir(exist_ok=True)
+        with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
             for rel, data in sorted(own_ids(files).items()):
                 archive.writestr(rel, data)
+        if number % 4 == 1:
+            (folder / f"{user}_{5000 + number}_{90001 + number}_说明.txt").write_bytes("说明".encode("utf-8"))
+        if number % 4 == 2:
+            (folder / f"作业14_{user}_attempt_2026-12-01-10-00-00.txt").write_bytes(f"Name: {name} ({user})\n".encode())
+        shown = user if number % 4 == 1 else name  # Canvas shows the login: the worksheet lists each as shown
+        sheet.append(f"Participant {100000 + number},{shown},Submitted,,100.00,-,")
+    (folder.parent / "worksheet.csv").write_bytes(("\r\n".join(sheet) + "\r\n").encode("utf-8"))
     return folder
 
 
@@ -121,7 +137,8 @@ def timed_class(teacher, class_dir, out, feedback):
     """(seconds, peak MiB or None, stdout rows) of one whole class check (with the feedback files if FEEDBACK)."""
     command = [sys.executable, str(teacher / "verify_loop.py"), "--class", str(class_dir),
                "--report", str(out / "report.md"), "--csv", str(out / "class.csv")]
-    command += ["--feedback", str(out / "feedback")] if feedback else []
+    command += ["--feedback", str(out / "feedback"), "--roster", str(class_dir.parent / "worksheet.csv"),
+                "--grades", str(out / "grades.csv"), "--feedback-zip", str(out / "feedback.zip")] if feedback else []
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", MEASURE, str(out / "rows.jsonl"), *command], cwd=teacher,
                           capture_output=True, text=True)

@@ -23,6 +23,7 @@ from pathlib import Path
 from unittest import mock
 
 from classroom import check as class_check
+from classroom import releases
 from classroom import report as class_report
 import cli
 import loop_lab
@@ -40,7 +41,7 @@ EXPECTED = {  # student (from the entry's name) -> result
     "吴十": "pass", "郑冬": "packaging", "冯春": "packaging", "陈夏": "packaging", "褚秋": "packaging",
     "卫东": "packaging", "蒋南": "packaging", "沈西": "packaging", "韩北": "packaging",
     "朱松": "incomplete", "秦竹": "fail", "许梅": "fail", "何兰": "needs_human", "吕菊": "needs_human",
-    "施桃": "needs_human", "孔杏": "needs_human", "曹莲": "needs_human", "严荷": "fail", "名单.txt": "packaging",
+    "施桃": "needs_human", "孔杏": "needs_human", "曹莲": "needs_human", "严荷": "fail", "作业.rar": "packaging",
     "=1+1": "pass", ODD_NAME: "pass", "尤夏": "incomplete", "尤秋": "incomplete",
 }
 CHILDLESS = (("permission-01", "permission", {}), ("time-01", "repair", {"max_seconds": 0}))  # no child run, no runs/
@@ -192,7 +193,8 @@ class ClassCheckTest(SharedWorkspaceTestCase):
                 cls.odd_names.append(name)
             except OSError:  # Windows refuses | < > and a newline in a name
                 shutil.rmtree(cd / name, ignore_errors=True)
-        (cd / "名单.txt").write_bytes("张三\n".encode("utf-8"))
+        (cd / "名单.txt").write_bytes("张三\n".encode("utf-8"))  # the teacher's list: set aside, no row
+        (cd / "作业.rar").write_bytes(b"Rar!\x1a\x07\x00")  # an archive the check cannot open: a packaging row
         if (made / "childless.zip").exists():  # the hand-in of loops that made no child run holds no runs/
             shutil.copy(made / "childless.zip", cd / "尤夏.zip")
         else:
@@ -215,7 +217,7 @@ class ClassCheckTest(SharedWorkspaceTestCase):
         lines = self.lines()
         self.assertEqual({line["student"]: line["result"] for line in lines}, self.expected())
         entries = sorted(path.name for path in self.class_dir.iterdir()
-                         if path.name not in (".DS_Store", "__MACOSX") and "onlinetext" not in path.name)
+                         if path.name not in (".DS_Store", "__MACOSX", "名单.txt") and "onlinetext" not in path.name)
         self.assertEqual([line["student"] for line in lines],
                          [class_check.student_and_id(name)[0] for name in entries])
         for line in lines:
@@ -245,7 +247,7 @@ class ClassCheckTest(SharedWorkspaceTestCase):
         said = {"郑冬": "lesson-14/ 里只有 loop-runs/，没有 runs/", "冯春": "git add -f runs loop-runs",
                 "陈夏": "../../outside.txt 指向压缩包外面", "褚秋": "/etc/passwd 是绝对路径或带盘符",
                 "卫东": "loop-runs/repair-01/evil 是符号链接", "蒋南": "超过了核对的上限（100 倍）",
-                "沈西": "加了密码（加密），无法读取", "韩北": "已损坏或不完整", "名单.txt": "不是文件夹，也不是 .zip 压缩包"}
+                "沈西": "加了密码（加密），无法读取", "韩北": "已损坏或不完整", "作业.rar": "不是文件夹，也不是 .zip 压缩包"}
         for student, words in said.items():
             with self.subTest(student=student):
                 (problem,) = self.row(student)["problems"]
@@ -485,12 +487,25 @@ class ClassOutputsTest(SharedWorkspaceTestCase):
         task = self.root / "docs" / "loop" / "TASK.md"
         original = task.read_bytes()
         self.addCleanup(task.write_bytes, original)
+        students_version = releases.current_fingerprint(self.root)
         task.write_bytes(original + b"\n")  # the teacher updated the course after the students ran
-        code, stdout, stderr = self.run_class("--class", "later", "--report", "later.md")
+        with mock.patch.object(releases, "_known", {}):  # a release the table does not know: said above the table
+            code, stdout, stderr = self.run_class("--class", "later", "--report", "later.md")
         self.assertEqual([json.loads(line)["result"] for line in stdout.splitlines()], ["fail", "fail"])
         note = "注意：至少一半的提交记录的 docs/loop/TASK.md 彼此相同，却与老师的课程文件不同：多半是老师工作区的课程版本"
         self.assertTrue(stderr.startswith(note), stderr)
         self.assertIn(note, (self.root / "later.md").read_text(encoding="utf-8"))
+        with mock.patch.object(releases, "_known", {students_version: "2026-12-01"}):  # an earlier release
+            code, stdout, stderr = self.run_class("--class", "later", "--feedback", "later-feedback")
+        rows = [json.loads(line) for line in stdout.splitlines()]
+        self.assertEqual([row["result"] for row in rows], ["needs_human", "needs_human"])
+        for row in rows:
+            (older,) = [problem for problem in row["problems"] if "旧版本" in problem]
+            self.assertTrue(older.startswith("用旧版本的工作区做的（课程版本 2026-12-01；影响 6 个循环"), older)
+            self.assertNotRegex(" ".join(row["problems"]), "被改过|改动过|不能算数")
+        feedback = (self.root / "later-feedback" / "张三.md").read_text(encoding="utf-8")
+        self.assertEqual(feedback.count("旧版本的工作区"), 1)
+        self.assertNotRegex(feedback, "被改过|改动过")
 
     def test_two_students_of_one_name_get_a_feedback_file_each(self):
         for entry in ("张三_100001_assignsubmission_file_", "张三_100002_assignsubmission_file_"):

@@ -9,6 +9,7 @@ a cut-off file). The class check itself is tested in tests/test_class_check.py, 
 import os
 import shutil
 import stat
+import struct
 import tempfile
 import unittest
 import zipfile
@@ -17,6 +18,7 @@ from unittest import mock
 
 from classroom import intake as class_intake
 from classroom.intake import student_and_id, taken_in
+from classroom.platforms import handed_in
 from tests import support
 
 
@@ -103,7 +105,7 @@ class IntakeTest(unittest.TestCase):
     def test_entries_in_code_point_order_without_os_junk_or_hidden_ones(self):
         for name in ("b", "a", "张三", "Z", "__MACOSX", ".DS_Store", "Thumbs.db", "desktop.ini", ".git", "._a"):
             (self.class_dir / name).mkdir()
-        self.assertEqual([p.name for p in class_intake.class_entries(self.class_dir)[0]], ["Z", "a", "b", "张三"])
+        self.assertEqual([p.entry.name for p in handed_in(self.class_dir)[0]], ["Z", "a", "b", "张三"])
 
     def test_a_moodle_online_text_beside_the_file_submission_is_part_of_it(self):
         for name in ("张三_1_assignsubmission_file_", "张三_1_assignsubmission_onlinetext_",
@@ -113,11 +115,12 @@ class IntakeTest(unittest.TestCase):
                 "王五_3_assignsubmission_onlinetext_onlinetext.html", "赵六_4_assignsubmission_file_说明.txt")
         for name in flat:
             (self.class_dir / name).write_bytes(b"x")
-        entries, aside = class_intake.class_entries(self.class_dir)
-        self.assertEqual([p.name for p in entries], ["张三_1_assignsubmission_file_", "张三_9_assignsubmission_onlinetext_",
-                                                     "李四_2_assignsubmission_onlinetext_",
-                                                     "王五_3_assignsubmission_file_王五.zip", flat[3]])
-        self.assertEqual([(a.name, b.name) for a, b in aside],
+        entries, aside = handed_in(self.class_dir)
+        self.assertEqual([p.entry.name for p in entries], ["张三_1_assignsubmission_file_",
+                                                           "张三_9_assignsubmission_onlinetext_",
+                                                           "李四_2_assignsubmission_onlinetext_",
+                                                           "王五_3_assignsubmission_file_王五.zip", flat[3]])
+        self.assertEqual([(name, why.rpartition("这位学生的提交是 ")[2]) for name, why in aside],
                          [("张三_1_assignsubmission_onlinetext_", "张三_1_assignsubmission_file_"),
                           (flat[1], flat[0]), (flat[2], flat[0])])
 
@@ -233,6 +236,12 @@ class IntakeTest(unittest.TestCase):
         (self.class_dir / "many.zip").write_bytes(data[:end + 8] + (60000).to_bytes(2, "little") * 2 + data[end + 12:])
         with mock.patch("classroom.intake.zipfile.ZipFile", side_effect=AssertionError("read")):
             self.assertPackaging("many.zip", "有 60000 个成员，超过了核对的上限 10000")
+        zip64 = struct.pack("<4sQHHIIQQQQ", b"PK\x06\x06", 44, 45, 45, 0, 0, 60000, 60000,
+                            *struct.unpack_from("<II", data, end + 12))  # the directory's size and offset
+        locator = struct.pack("<4sIQI", b"PK\x06\x07", 0, end, 1)  # the classic record understates, zip64 tells
+        (self.class_dir / "many64.zip").write_bytes(data[:end] + zip64 + locator + data[end:])
+        with mock.patch("classroom.intake.zipfile.ZipFile", side_effect=AssertionError("read")):
+            self.assertPackaging("many64.zip", "有 60000 个成员，超过了核对的上限 10000")
         with mock.patch.object(class_intake, "MAX_UNPACKED", 5):
             self.assertPackaging("whole.zip", "解开后超过")
 

@@ -126,6 +126,39 @@ class HandInTest(SharedWorkspaceTestCase):
         self.assertEqual(len(row["problems"]), 1, row["problems"])
         self.assertTrue(row["problems"][0].startswith("缺少情景"), row["problems"])
 
+    def test_names_the_teachers_intake_refuses_are_refused_before_anything_is_written(self):
+        workspace = self.student("钱七")
+        made = []
+        for name in ("a:b.txt", "aux.txt", "dot.", "Icon\r", "a\\b.txt", "Case.txt", "case.txt"):
+            try:
+                (workspace / "runs" / "repair-01-01" / name).write_bytes(b"x")
+                made.append(name)
+            except OSError:  # a disk that cannot hold the name: nothing to pack either
+                continue
+        code, stdout, stderr = self.pack(workspace, workspace / "钱七.zip")
+        self.assertEqual((code, stdout), (2, ""))
+        self.assertFalse((workspace / "钱七.zip").exists())
+        refused = [line for line in stderr.splitlines() if "请把它改名" in line]
+        self.assertEqual(len(refused), len(made) - ("case.txt" in made and "Case.txt" in made), stderr)
+        self.assertIn("Icon\\r", stderr)  # shown as its escape, never a bare carriage return
+
+    def test_empty_folders_a_zip_does_not_carry_are_said_and_the_zips_row_printed(self):
+        workspace = self.student("孙二")
+        (workspace / "loop-runs" / "empty-01").mkdir()  # in the workspace: a loop without its record
+        code, row, stderr, _ = self.assertPacked(workspace, workspace / "孙二.zip")
+        self.assertEqual((row["result"], row["loops"]), ("pass", 6))  # what the teacher will see of the ZIP
+        self.assertIn("注意：在工作区里核对是 needs_human，老师核对这个 ZIP 是 pass", stderr)
+        self.assertIn("空文件夹 loop-runs/empty-01/ 不会进 ZIP", stderr)
+
+    def test_no_runs_and_an_unreadable_record_is_packaging_not_an_accusation(self):
+        workspace = self.student("周二")
+        shutil.rmtree(workspace / "runs")
+        (workspace / "loop-runs" / "repair-01" / "loop.json").write_bytes(b"{not json")
+        code, row, stderr, _ = self.assertPacked(workspace, workspace / "周二.zip")
+        self.assertEqual((code, row["result"]), (1, "packaging"), row["problems"])
+        self.assertIn("没有 runs/", row["problems"][0])
+        self.assertNotIn("改动", " ".join(row["problems"]))
+
     def test_an_existing_out_is_never_replaced(self):
         workspace = self.student()
         out = workspace / "张三.zip"

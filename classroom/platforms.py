@@ -1,0 +1,175 @@
+"""Who handed in what: the entries of a class folder read by the names each learning platform gives them.
+
+Part of verify_loop's class check (classroom/intake.py then takes each submission in). The platforms name their
+downloads like this:
+
+- Moodle: `Full Name_<participant id>_assignsubmission_<plugin>_…`, a folder per plugin (or one entry per file);
+- Canvas: `login[_LATE]_<user id>_<attachment id>_<original name>`, a re-submission's original name ending `-N`;
+- Blackboard: `<assignment>_<username>_attempt_<yyyy-mm-dd-hh-mm-ss>_<original name>` per file of an attempt,
+  and the attempt's receipt `<assignment>_<username>_attempt_<timestamp>.txt` (its `Name:` line names the student);
+- GitHub Classroom: `<assignment>-submissions/<assignment>-<username>/`, one clone per student;
+- anything else is one submission named by its entry (a folder or a ZIP, the name without `.zip`).
+
+Every person is one Handed: the entry judged (the latest attempt), their names (for the roster and their own
+feedback), the earlier attempts (named on the row, never checked or compared). Files that belong to a submission
+(a receipt, a note, an online-text page) or to nobody (a roster, a spreadsheet at the top) are set aside and said
+once, never rows. What it shares: cli.py's plumbing (capped reads of plain files).
+"""
+import os
+import re
+from collections import defaultdict
+from pathlib import Path
+
+from cli import read_evidence
+
+JUNK = {"__MACOSX", ".DS_Store", "Thumbs.db", "desktop.ini"}  # what operating systems add by themselves
+MOODLE = re.compile(r"(?P<name>.+?)_(?P<id>[^_]+)_assignsubmission_(?P<plugin>[a-z]+)_.*", re.DOTALL)
+CANVAS = re.compile(r"(?P<login>[a-z0-9-]+)(?P<late>_LATE)?_(?P<uid>[0-9]+)_(?P<aid>[0-9]+)_(?P<original>.+)",
+                    re.DOTALL)
+CANVAS_AGAIN = re.compile(r".*-(?P<n>[0-9]+)(?:\.[^.]*)?")  # a re-submission's original name: 张三-1.zip
+BLACKBOARD = re.compile(r"(?P<assignment>.+)_(?P<user>[^_]+)_attempt_(?P<time>[0-9]{4}(?:-[0-9]{2}){5})"
+                        r"(?:(?P<receipt>\.txt)|_(?P<original>.+))", re.DOTALL)
+RECEIPT_NAME = re.compile(r"^\s*(?:Name|姓名)\s*[:：]\s*(?P<name>.+?)\s*$", re.MULTILINE)
+RECEIPT_CAP = 64 * 1024  # a receipt is a few hundred bytes
+DOCUMENTS = {".txt", ".csv", ".tsv", ".xlsx", ".xls", ".ods", ".md", ".pdf", ".doc", ".docx", ".html", ".htm",
+             ".rtf", ".odt", ".json", ".png", ".jpg", ".jpeg"}  # a teacher's list or a student's note, no workspace
+
+
+class Handed:
+    """One person's hand-in: ENTRY (the path judged; None when only a receipt arrived), the names shown (STUDENT,
+    STUDENT_ID), every name of theirs (NAMES, for the roster), EARLIER attempts' entry names, the download's
+    FOLDER name (Moodle's feedback upload matches it), and PACKAGING when nothing can be checked."""
+
+    def __init__(self, entry, student, student_id="", platform="", names=(), folder=None):
+        self.entry, self.student, self.student_id, self.platform = entry, student, student_id, platform
+        self.names = [name for name in dict.fromkeys([student, student_id, *names]) if name]
+        self.folder = folder or (Path(entry).name if entry else student)
+        self.earlier, self.packaging, self.notes = [], None, []
+
+    def shown_entry(self):
+        return str(self.entry) if self.entry else self.folder
+
+
+def is_junk(name):
+    return name in JUNK or name.startswith("._") or name.startswith(".")
+
+
+def handed_in(class_dir):
+    """([Handed] in the order of their entries' names, [(entry name, why it is set aside)]). OSError passes."""
+    class_dir = Path(class_dir)
+    with os.scandir(class_dir) as scanned:
+        folders = {entry.name: entry.is_dir(follow_symlinks=False) for entry in scanned if not is_junk(entry.name)}
+    assignment = class_dir.name[:-len("-submissions")] + "-" if class_dir.name.endswith("-submissions") else None
+    handed, aside, groups = [], [], defaultdict(list)
+    for name in sorted(folders):
+        for platform, pattern in (("moodle", MOODLE), ("blackboard", BLACKBOARD), ("canvas", CANVAS)):
+            match = pattern.fullmatch(name)
+            if match and (platform != "canvas" or not folders[name]):
+                groups[platform, person_key(platform, match)].append((name, match))
+                break
+        else:
+            if not folders[name] and Path(name).suffix.lower() in DOCUMENTS:
+                aside.append((name, "不是提交（没有学习平台的命名，是一份文档，例如名单或说明）"))
+            elif assignment and folders[name] and name.startswith(assignment) and len(name) > len(assignment):
+                login = name[len(assignment):]
+                handed.append(Handed(class_dir / name, login, "", "github", [login], folder=name))
+            else:
+                handed.append(Handed(class_dir / name, *plain_student(name)))
+    for (platform, _), entries in groups.items():
+        person, set_aside = PEOPLE[platform](class_dir, entries, folders)
+        handed.append(person)
+        aside += set_aside
+    handed.sort(key=lambda person: Path(person.shown_entry()).name)
+    return handed, sorted(aside)
+
+
+def plain_student(entry_name):
+    name = entry_name[:-4] if entry_name.lower().endswith(".zip") else entry_name
+    return name, ""
+
+
+def person_key(platform, match):
+    return {"moodle": lambda: (match["name"], match["id"]), "blackboard": lambda: match["user"].lower(),
+            "canvas": lambda: match["uid"]}[platform]()
+
+
+def can_hold(name, folders):
+    """An entry that can hold a workspace: a folder or a .zip."""
+    return folders[name] or name.lower().endswith(".zip")
+
+
+def moodle_person(class_dir, entries, folders):
+    """One participant: the file plugin's folder or ZIP is judged; their other entries belong to it."""
+    _, match = entries[0]
+    holding = [name for name, m in entries if m["plugin"] == "file" and can_hold(name, folders)]
+    chosen = holding[0] if holding else entries[0][0]
+    person = Handed(class_dir / chosen, match["name"], match["id"], "moodle",
+                    folder=f"{match['name']}_{match['id']}_assignsubmission_file_")
+    aside = [(name, f"Moodle 里同一位学生的另一部分（不是文件提交），这位学生的提交是 {chosen}")
+             for name, _ in entries if name != chosen]
+    if len(holding) > 1:
+        person.packaging = f"Moodle 里这位学生有 {len(holding)} 份文件提交（{'、'.join(holding)}），不知道该核对哪一个"
+        aside = [item for item in aside if item[0] not in holding]
+    return person, aside
+
+
+def canvas_person(class_dir, entries, folders):
+    """One Canvas user: the ZIP of the highest attachment id (then -N) is judged; the earlier ones are named,
+    other files (a note uploaded beside the ZIP) belong to the submission."""
+    def order(item):
+        name, match = item
+        again = CANVAS_AGAIN.fullmatch(match["original"])
+        return int(match["aid"]), int(again["n"]) if again else 0
+    zips = sorted((item for item in entries if item[0].lower().endswith(".zip")), key=order)
+    chosen = (zips or sorted(entries, key=order))[-1][0]
+    match = dict(entries)[chosen]
+    person = Handed(class_dir / chosen, match["login"], match["uid"], "canvas", [match["login"]])
+    person.earlier = [name for name, _ in zips[:-1]]
+    aside = [(name, f"Canvas 里同一位学生随作业上传的另一个文件，这位学生的提交是 {chosen}")
+             for name, _ in entries if name != chosen and name not in person.earlier]
+    return person, aside
+
+
+def blackboard_person(class_dir, entries, folders):
+    """One Blackboard user: the latest attempt (by its timestamp) is judged, its files and receipt belong to it;
+    an attempt with a receipt and no file uploaded nothing (packaging). Earlier attempts are named."""
+    attempts = defaultdict(list)
+    for name, match in entries:
+        attempts[match["time"]].append((name, match))
+    latest = max(attempts)
+    files = [name for name, match in attempts[latest] if not match["receipt"]]
+    receipts = [name for name, match in attempts[latest] if match["receipt"]]
+    user = entries[0][1]["user"]
+    shown = receipt_name(class_dir, receipts, user)
+    zips = [name for name in files if name.lower().endswith(".zip")]
+    chosen = zips[0] if len(zips) == 1 else (files[0] if len(files) == 1 else None)
+    judged = chosen or (receipts[0] if not files else None)  # a lone receipt is what the row shows
+    person = Handed(class_dir / judged if judged else None, shown, user, "blackboard", [user],
+                    folder=f"{entries[0][1]['assignment']}_{user}_attempt_{latest}")
+    if not files:
+        person.packaging = (f"Blackboard 只有这次尝试的回执 {receipts[0]}，没有上传的文件：这次尝试什么都没有交上来")
+    elif chosen is None:
+        person.packaging = f"最新一次尝试有 {len(files)} 个文件（{'、'.join(files)}），不知道该核对哪一个"
+    person.earlier = [f"{time}" for time in sorted(attempts) if time != latest]
+    aside = [(name, f"Blackboard 里这次尝试的{'回执' if match['receipt'] else '另一个文件'}，属于 {chosen or latest}")
+             for name, match in attempts[latest] if name != chosen and (chosen or not match["receipt"] or files)]
+    aside += [(name, f"Blackboard 里较早的一次尝试（{time}），只核对最新的一次（{latest}）")
+              for time in person.earlier for name, _ in attempts[time]]
+    return person, aside
+
+
+def receipt_name(class_dir, receipts, user):
+    """The student's name as the receipt's Name line says it ("Name: 张三 (zhangsan)" gives 张三); else USER."""
+    for name in receipts:
+        try:
+            text = read_evidence(class_dir / name, RECEIPT_CAP).decode("utf-8", errors="replace")
+        except OSError:
+            continue
+        match = RECEIPT_NAME.search(text)
+        if match:
+            shown = re.sub(rf"\s*\(\s*{re.escape(user)}\s*\)$", "", match["name"]).strip()
+            return shown or user
+    return user
+
+
+PEOPLE = {"moodle": moodle_person, "canvas": canvas_person, "blackboard": blackboard_person}
