@@ -126,7 +126,7 @@ def check_workspace(item, root, workspace, course):
             item.loops.append(loop_summary(check_loop(path, folders), course, relative))
         else:
             item.strays.append(relative(display_path(path)))
-    item.refused += [relative(problem) for problem in folders.problems()]
+    item.refused += [relative(problem) for problem in folders.problems() + [folders.links_problem()] if problem]
     item.records = record_keys(folders, PurePosixPath(*Path(workspace).relative_to(root).parts))
 
 
