@@ -129,7 +129,7 @@ def verify_run(run_dir, course_root=None):
     if bad:  # checked right after parsing: every rule after this one may encode what the record holds
         return settled(result, [(FAIL, f"run.json 含有无法用 UTF-8 保存的字符 \\u{ord(bad):04x}（JSON 里单独的代理项转义）："
                                        "harness 写的记录是 UTF-8，写不出它，记录被改动过。")])
-    if record.get("schema") in OLD_SCHEMAS:
+    if type(record.get("schema")) is str and record["schema"] in OLD_SCHEMAS:
         return settled(result, [old_schema_finding(record)])
     problem = shape_problem(record, run_dir.name) or time_problem(record) or unsupported_stop(record)
     if problem:

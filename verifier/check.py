@@ -146,7 +146,7 @@ class LoopCheck:
         self.record = self.read_record()
         if self.record is None:
             return
-        if self.record.get("schema") in OLD_SCHEMAS:
+        if type(self.record.get("schema")) is str and self.record["schema"] in OLD_SCHEMAS:
             self.check_old_record()
             return
         blocking, other = shape_problems(self.record, self.name)
