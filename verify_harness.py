@@ -318,7 +318,7 @@ def not_a_plain_file(path, kind, expected):
 
 
 def old_schema_finding(record):
-    """(needs_human, why) for a run.json of an older schema; (fail, why) when it holds fields its version never wrote."""
+    """(needs_human, why) for a run.json of an older schema; (fail, why) when its fields are not its version's."""
     schema, known = record["schema"], OLD_SCHEMAS[record["schema"]]
     odd = [shown_text(key) for key in record if key not in known] + [f"缺少 {key}" for key in known if key not in record]
     if odd:

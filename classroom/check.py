@@ -4,9 +4,10 @@ Part of verify_loop (the command line, `--class`). classroom/intake.py takes eac
 (a folder, a ZIP, a Moodle folder holding a ZIP, a workspace nested a few folders down); verifier/check.py judges
 each loop; this file sums a student's loops up per lesson case into one row with the reasons a teacher reads in
 ten seconds (each root cause once, with the loops it touches, at most records.SHOWN_PROBLEMS lines a student),
-has classroom/copies.py name the records and clocks submissions share, says when most of the class ran on course files other than the teacher's (another version of
-the course, not an edit), and hands the rows to classroom/report.py. workspace_row() gives one workspace's row exactly
-as the teacher will see it, for the student's own check before handing in.
+has classroom/copies.py name the records and clocks submissions share, says when most of the class ran on
+course files other than the teacher's (another version of the course, not an edit), and hands the rows to
+classroom/report.py. workspace_row() gives one workspace's row exactly as the teacher will see it, for the
+student's own check before handing in.
 
 A class of POOL_FROM submissions or more is checked by one process per core (submissions are independent).
 It does not import loop_lab.py, harness.py or export_review.py. What it shares: cli.py's plumbing (the capped

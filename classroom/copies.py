@@ -26,9 +26,10 @@ RECORD_CAP = 2 ** 20  # a loop.json or run.json is far below 1 MiB; a bigger one
 # Loops (each with attempts) whose clocks two submissions must share to be named. A loop's clock: its monotonic
 # offsets and its children's durations to the millisecond, and its start and finish to the second. The readings
 # alone are no fingerprint of this fast loop: of 160 honest submissions run one after another on one machine, 255 of
-# 12,720 pairs shared the readings of two loops with attempts, and one pair all 22 readings of the six cases; with
-# the wall times in the key no pair shared one loop (docs/loop/TEACHER.md).
-SHARED_LOOPS = 2
+# 12,720 pairs shared the readings of two loops with attempts and one pair all 22 readings of the six cases; with
+# the wall times too (80 more, each a second after the one before, as a class in step), 4 of 3,160 pairs shared one
+# loop, 1 pair two, none three (docs/loop/TEACHER.md). A copy of the six cases shares four.
+SHARED_LOOPS = 3
 SHOWN_PEOPLE = 5
 
 

@@ -95,7 +95,7 @@ def evidence_files(root):
 
 
 def utf8_name(name):
-    """NAME as the file system gave it holds no byte that is not UTF-8 (Python keeps such a byte as a lone surrogate)."""
+    """NAME as the file system gave it holds no byte that is not UTF-8 (Python keeps one as a lone surrogate)."""
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:

@@ -74,7 +74,8 @@ class NamesAsDisksHoldThemTest(VerifyTestCase):
         if not can_hold_both(loops, "Many", "mANY"):
             self.skipTest("this file system does not tell the cases apart")
         self.make("many", "permission")
-        spellings = ["".join(ch.upper() if bit == "1" else ch for ch, bit in zip("many", f"{i:04b}")) for i in range(1, 16)]
+        spellings = ["".join(ch.upper() if bit == "1" else ch for ch, bit in zip("many", f"{i:04b}"))
+                     for i in range(1, 16)]
         for spelling in spellings:
             shutil.copytree(loops / "many", loops / spelling)
             self.addCleanup(shutil.rmtree, loops / spelling)

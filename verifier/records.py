@@ -315,7 +315,7 @@ class Workspace:
         return self.listed("runs")[1]
 
     def children(self, loop_name):
-        """runs/ entries named NAME-NN for LOOP_NAME in any case or Unicode spelling (disk_key), as a disk holds names."""
+        """runs/ entries named NAME-NN for LOOP_NAME in any case or Unicode spelling (disk_key), as disks hold them."""
         if self._children is None:
             self._children = {}
             for name in sorted(self.runs()):
