@@ -31,6 +31,9 @@ RECORD_KEYS = ("schema", "title", "cards", "notes", "review_md_sha256", "content
 REVIEW_NOTICE = ("机械检查已通过：每条引文都能在对应笔记原文中逐字找到。"
                  "答案是否正确还没有人审过（semantic_review: pending），请对照引文逐张阅读。")
 SHOWN_CHARS = 40  # of a differing review.md line, enough to recognise it
+# The most a note, a candidate or an artifact file may hold: the course's are a few KiB (a candidate at most 20
+# cards of about 1000 characters); a larger file is none of them, and is not read beyond it.
+NOTE_CAP = FILE_CAP = 1 << 20
 
 
 def digest(text):
@@ -43,9 +46,10 @@ def plain_note_id(value):
 
 
 def note_text(notes_dir, note_id):
-    """The note as LF text, or None when it is absent or unreadable (read afresh every time)."""
+    """The note as LF text, or None when it is absent, unreadable, no plain file or over NOTE_CAP (read afresh
+    every time, never beyond the cap: a note of the course is a few KiB)."""
     try:
-        return (Path(notes_dir) / (note_id + ".md")).read_bytes().decode("utf-8").replace("\r\n", "\n")
+        return cli.read_evidence(Path(notes_dir) / (note_id + ".md"), NOTE_CAP).decode("utf-8").replace("\r\n", "\n")
     except (OSError, UnicodeDecodeError):
         return None
 
@@ -194,8 +198,13 @@ def parse_candidate(raw):
 
 def check_candidate(path, notes_dir=NOTES_DIR):
     """Problems of a candidate file, in rule order ([] when it passes)."""
-    candidate, problem = parse_candidate(Path(path).read_bytes())
+    candidate, problem = parse_candidate(read_capped(path))
     return [problem] if problem else candidate_problems(candidate, notes_dir)
+
+
+def read_capped(path):
+    """The bytes of the plain file PATH, at most FILE_CAP of them (cli.read_evidence: OSError otherwise)."""
+    return cli.read_evidence(path, FILE_CAP)
 
 
 def canonical(value):
@@ -247,8 +256,10 @@ def review_difference(folder, actual, expected):
 def load_artifact(folder):
     """(review.md text, cards.json record, cards.json bytes), or the one problem that stops the check."""
     try:
-        review_bytes = (folder / "review.md").read_bytes()
-        cards_bytes = (folder / "cards.json").read_bytes()
+        review_bytes = read_capped(folder / "review.md")
+        cards_bytes = read_capped(folder / "cards.json")
+    except cli.EvidenceError as exc:  # a link, FIFO or device is never opened; a file over the cap not read past it
+        return f"产物里的 {exc}：导出器只写普通的小文件，这不是它写的，不能采信。"
     except OSError as exc:
         return f"产物不完整：缺少 {Path(exc.filename).name}（{cli.display_path(folder)}）。"
     try:
@@ -344,6 +355,8 @@ def main(argv=None):
         parser.error(f"找不到 {cli.display_path(target)}：请给出候选 JSON 文件或产物目录，例如 runs/NAME/artifact。")
     try:
         problems = check(target)
+    except cli.EvidenceError as exc:  # over its cap, or swapped for a link, FIFO or device: never read past that
+        problems = [f"{exc}：候选文件只是几 KiB 的 JSON，没有读它。"]
     except OSError as exc:  # no permission to read, or gone since it was found: said, never a traceback
         problems = [f"无法读取 {cli.display_path(exc.filename or target)}（{type(exc).__name__}）："
                     "请确认它存在并且有读取权限后再核对。"]

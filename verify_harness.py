@@ -45,9 +45,12 @@ WATCHED_FILES = (
     "project/notes/A05.md", "project/notes/A07.md",
 )
 SAMPLES = ("valid", "bad-quote", "semantic")
-SCHEMA, OLD_SCHEMAS = "harness-run/2", ("harness-run/1",)
+SCHEMA = "harness-run/2"
 RUN_KEYS = ("schema", "id", "run", "sample", "status", "semantic_review", "input", "context", "steps",
             "error", "artifact", "actual_api_calls", "started_at", "finished_at", "duration_seconds")
+# The fields each older schema's run.json holds, exactly: such a run is for a person, unless it holds what its
+# version never wrote (harness-run/2 added the id and the monotonic duration).
+OLD_SCHEMAS = {"harness-run/1": tuple(key for key in RUN_KEYS if key not in ("id", "duration_seconds"))}
 ARTIFACT_FILES = ("cards.json", "review.md")
 INPUT_COPY = "input/candidate.json"
 FOLDERS = ("", "input", "artifact")
@@ -59,6 +62,7 @@ TIMESTAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)Z", re.ASCII)
 RUN_ID = re.compile(r"[0-9a-f]{32}", re.ASCII)
 # Timestamps are whole seconds: their difference is within 1 s of the true span, and 1 s more is tolerated.
 CLOCK_TOLERANCE = 2
+MAX_DURATION = 10 ** 9  # seconds, about 31 years: no run lasts longer (and 1e400 reads as infinity)
 BOM = b"\xef\xbb\xbf"
 
 
@@ -121,8 +125,12 @@ def verify_run(run_dir, course_root=None):
         record = evidence.record()
     except Unusable as exc:
         return settled(result, [(exc.verdict, exc.text)])
-    if record.get("schema") in OLD_SCHEMAS:
-        return settled(result, [(HUMAN, old_schema_note(record["schema"]))])
+    bad = next(filter(None, map(verify_export.lone_surrogate, verify_export.strings_of(record))), None)
+    if bad:  # checked right after parsing: every rule after this one may encode what the record holds
+        return settled(result, [(FAIL, f"run.json 含有无法用 UTF-8 保存的字符 \\u{ord(bad):04x}（JSON 里单独的代理项转义）："
+                                       "harness 写的记录是 UTF-8，写不出它，记录被改动过。")])
+    if type(record.get("schema")) is str and record["schema"] in OLD_SCHEMAS:
+        return settled(result, [old_schema_finding(record)])
     problem = shape_problem(record, run_dir.name) or time_problem(record) or unsupported_stop(record)
     if problem:
         return settled(result, [(FAIL, problem)])
@@ -309,9 +317,23 @@ def not_a_plain_file(path, kind, expected):
             "这次运行不能采信。")
 
 
-def old_schema_note(schema):
-    return (f"run.json 的 schema 是 {schema}：由旧版本的工作区生成，它没有 id 和单调时长，现在的规则核对不了它；"
-            "请由人对照当时的说明判断，或在现在的工作区里用新的运行名重跑。")
+def old_schema_finding(record):
+    """(needs_human, why) for a run.json of an older schema; (fail, why) when its fields are not its version's."""
+    schema, known = record["schema"], OLD_SCHEMAS[record["schema"]]
+    odd = [shown_text(key) for key in record if key not in known] + [f"缺少 {key}" for key in known if key not in record]
+    if odd:
+        return FAIL, (f"run.json 的 schema 是 {schema}，字段却与那个版本写的不同（{'、'.join(odd[:6])}）："
+                      "那个版本的 harness 写不出这样的记录，schema 被改过，记录被改动过。")
+    return HUMAN, (f"run.json 的 schema 是 {schema}：由旧版本的工作区生成，它没有 id 和单调时长，现在的规则核对不了它；"
+                   "请由人对照当时的说明判断，或在现在的工作区里用新的运行名重跑。")
+
+
+def shown_text(value, limit=60):
+    """A recorded string inside a message: lone surrogates and controls escaped, cut after LIMIT characters."""
+    text = json.dumps(value, ensure_ascii=False) if type(value) is not str else value
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    text = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+    return text if len(text) <= limit else f"{text[:limit]}…（共 {len(text)} 个字符）"
 
 
 def shape_problem(record, folder_name):
@@ -368,7 +390,7 @@ def time_problem(record):
     if finished is None:
         return f"run.json 的 finished_at {record['finished_at']!r} 不是{example}：记录被改动过。"
     duration = record["duration_seconds"]
-    if type(duration) not in (int, float) or duration < 0:
+    if type(duration) not in (int, float) or not 0 <= duration <= MAX_DURATION:
         return (f"run.json 的 duration_seconds {duration!r} 不是不小于 0 的秒数：它是单调时钟量出的运行时长，"
                 "只会是这样的数，记录被改动过。")
     return None

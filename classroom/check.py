@@ -3,10 +3,11 @@
 Part of verify_loop (the command line, `--class`). classroom/intake.py takes each entry of the class folder in
 (a folder, a ZIP, a Moodle folder holding a ZIP, a workspace nested a few folders down); verifier/check.py judges
 each loop; this file sums a student's loops up per lesson case into one row with the reasons a teacher reads in
-ten seconds (each root cause once, with the loops it touches), notices records that two submissions (or two
-places of one) share, says when most of the class ran on course files other than the teacher's (another version of
-the course, not an edit), and hands the rows to classroom/report.py. workspace_row() gives one workspace's row exactly
-as the teacher will see it, for the student's own check before handing in.
+ten seconds (each root cause once, with the loops it touches, at most records.SHOWN_PROBLEMS lines a student),
+has classroom/copies.py name the records and clocks submissions share, says when most of the class ran on
+course files other than the teacher's (another version of the course, not an edit), and hands the rows to
+classroom/report.py. workspace_row() gives one workspace's row exactly as the teacher will see it, for the
+student's own check before handing in.
 
 A class of POOL_FROM submissions or more is checked by one process per core (submissions are independent).
 It does not import loop_lab.py, harness.py or export_review.py. What it shares: cli.py's plumbing (the capped
@@ -14,29 +15,28 @@ reading of evidence, strict JSON, line endings, glosses, paths shown from the cu
 verify_loop, verifier/check.py (one loop) and verifier/records.py (the lesson's cases, the workspace listings).
 """
 import contextlib
-import hashlib
 import os
 import re
 import signal
 import tempfile
 from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
-from itertools import combinations, repeat
+from itertools import repeat
 from pathlib import Path, PurePosixPath
 
 from classroom import report as class_report
+from classroom.copies import mark_copies, record_keys
 from classroom import roster as class_roster
 from classroom import upload
 from classroom.intake import Submission, Untrusted, checked_evidence, class_folder, reason, student_and_id, taken_in
 from classroom.platforms import Handed, handed_in
 from classroom.releases import release_of
-from cli import EXIT_OK, EXIT_STOP, display_path, gloss, loads_record, print_json, read_evidence, say, to_lf
+from cli import EXIT_OK, EXIT_STOP, display_path, gloss, print_json, say
 from verifier.check import check_loop
-from verifier.records import CASES, DEFAULT_BUDGET, OLD_SCHEMAS, SCHEMA, CourseFiles, Workspace
+from verifier.records import CASES, DEFAULT_BUDGET, OLD_SCHEMAS, SCHEMA, CourseFiles, Workspace, at_most
 
 HERE = Path(__file__).resolve().parent.parent  # the teacher's workspace, which holds this package
 POOL_FROM, MAX_WORKERS = 64, 8  # submissions from which the check uses every core; at most this many processes
-RECORD_CAP = 2 ** 20  # a loop.json or run.json is far below 1 MiB; a bigger one is judged by the loop check
 CONTRADICTION = ("与证据不符", "没有证据支持")  # how the loop check words a stop the evidence does not support
 CUT_OFF_ATTEMPT = re.compile(r"第 [0-9]+ 次尝试状态为 (?!done)")  # how it words an attempt a stop cut off
 row_text = class_report.row_text
@@ -79,8 +79,9 @@ class Checked:
         cases = {case: case_state([loop for loop in counted if loop["case"] == case]) for case, _, _ in CASES}
         unread = self.packaging or self.refused  # a submission not read misses nothing: it was not looked at
         missing = [] if unread else [case for case, state in cases.items() if state == "missing"]
-        self.reasons = ([Reason(self.packaging)] if self.packaging else
-                        reasons(self.refused, counted, self.copies, missing, course_label))
+        found = ([Reason(self.packaging)] if self.packaging else
+                 reasons(self.refused, counted, self.copies, missing, course_label))
+        self.reasons = [Reason(text) if type(text) is str else text for text in at_most(found)]  # then "…以及另外 K 条"
         self.notes = [*earlier_note(self.earlier), *(cut_short_note(loop) for loop in self.loops if loop["cut_short"])]
         self.row = {"student": self.student, "id": self.student_id, "result": self.result(counted, missing),
                     "cases": cases, "loops": len(self.loops), "problems": [reason.text for reason in self.reasons]}
@@ -145,7 +146,7 @@ def check_workspace(item, root, workspace, course):
             item.loops.append(loop_summary(check_loop(path, folders), course, relative))
         else:
             item.strays.append(relative(display_path(path)))
-    item.refused += [relative(problem) for problem in folders.problems()]
+    item.refused += [relative(problem) for problem in folders.problems() + [folders.links_problem()] if problem]
     item.records = record_keys(folders, PurePosixPath(*Path(workspace).relative_to(root).parts))
 
 
@@ -268,7 +269,8 @@ def reasons(refused, loops, copies, missing, course_label):
     found += [Reason(f"{'、'.join(files)} 与{course_label}不同（影响 {len(runs)} 个循环：{listed(runs)}）："
                      "运行时用的课程文件被改过，这些循环不能算数；请学生换回课程原版文件后用新名称重新运行。")
               for files, runs in causes.items()]
-    fails = {problem: folders for problem, folders in grouped.items() if fails_in(problem, loops)}
+    failing = {problem for loop in loops if loop["result"] == "fail" for problem in loop["problems"]}  # one pass
+    fails = {problem: folders for problem, folders in grouped.items() if problem in failing}
     found += [Reason(one_line(problem, folders)) for problem, folders in fails.items()]
     found += copies
     found += [Reason(one_line(problem, folders)) for problem, folders in grouped.items() if problem not in fails]
@@ -306,10 +308,6 @@ def cut_short_note(loop):
             "也不影响结果。")
 
 
-def fails_in(problem, loops):
-    return any(loop["result"] == "fail" and problem in loop["problems"] for loop in loops)
-
-
 def one_line(problem, folders):
     if len(folders) == 1:
         return f"{folders[0]}：{problem}"
@@ -318,78 +316,6 @@ def one_line(problem, folders):
 
 def listed(names, most=6):
     return "、".join(names[:most]) + (f" 等 {len(names)} 个" if len(names) > most else "")
-
-
-# --- records two submissions share ---------------------------------------------------------------
-
-def record_keys(folders, where):
-    """(key, path) of every loop.json and run.json: its random id, and its bytes with line ends made LF."""
-    found = [(where / "loop-runs" / name / "loop.json") for name in sorted(folders.loops())]
-    found += [(where / "runs" / name / "run.json") for name in sorted(folders.runs())]
-    keys = []
-    for rel in found:
-        try:
-            data = read_evidence(folders.root.joinpath(*rel.parts[len(where.parts):]), RECORD_CAP)
-        except OSError:  # not a plain readable file: the loop check names it
-            continue
-        data = to_lf(data.removeprefix(b"\xef\xbb\xbf"))
-        keys.append((("bytes", hashlib.sha256(data).hexdigest()), str(rel)))
-        record_id = record_identifier(data)
-        if record_id:
-            keys.append((("id", record_id), str(rel)))
-    return keys
-
-
-def record_identifier(data):
-    try:
-        record = loads_record(data)
-    except ValueError:
-        return None
-    value = record.get("id") if type(record) is dict else None
-    return value if type(value) is str and value else None
-
-
-def mark_copies(checked):
-    """Adds to each submission a reason per group of others it shares records with (never a fail by itself).
-
-    Records are grouped by who holds them, not compared pair by pair: a class handing in one record set
-    300 times costs one group, not 45,000 pairs."""
-    holders = defaultdict(set)
-    for index, item in enumerate(checked):
-        for key, rel in item.records:
-            holders[key].add((index, rel))
-    shared, inside = defaultdict(lambda: defaultdict(set)), defaultdict(set)
-    for group in {frozenset(group) for group in holders.values() if len(group) > 1}:
-        mine = defaultdict(list)
-        for index, rel in group:
-            mine[index].append(rel)
-        members = frozenset(mine)
-        for index, rels in mine.items():
-            inside[index].update(combinations(sorted(rels), 2))
-            if len(members) > 1:
-                shared[index][members].update(rels)
-    in_order = {}  # members -> their indexes sorted, worked out once per group
-    for index, item in enumerate(checked):
-        if inside[index]:
-            item.copies.append(inside_copy(sorted(inside[index])))
-        for members, rels in sorted(shared[index].items(), key=lambda pair: sorted(pair[0])):
-            everyone = in_order.setdefault(members, sorted(members))
-            others = [checked[j] for j in everyone[:6] if j != index][:5]
-            item.copies.append(copy_reason(sorted(rels), others, len(members) - 1))
-
-
-def copy_reason(records, others, count):
-    """The reason of a submission sharing RECORDS with COUNT others (OTHERS: the first of them)."""
-    names = [f"{other.student}（{other.student_id}）" if other.student_id else other.student for other in others]
-    shown = "、".join(records[:2]) + (f" 等 {len(records)} 份" if len(records) > 2 else "")
-    people = "、".join(names) + (f" 等 {count} 人" if count > len(names) else "")
-    return Reason(f"与 {people} 的提交含有同一份记录：{shown}。可能是互相拷贝的，也可能另有原因：请老师核对后再定（不会自动判 fail）。",
-                  f"你的提交与另外 {count} 份提交含有同一份记录：{shown}。老师会核对后再定。")
-
-
-def inside_copy(pairs):
-    shown = "、".join(f"{a} 与 {b}" for a, b in pairs[:3]) + (f" 等 {len(pairs)} 对" if len(pairs) > 3 else "")
-    return Reason(f"提交里有几处是同一份记录：{shown}。循环或运行可能是复制后改了名：请老师核对后再定（不会自动判 fail）。")
 
 
 # --- one workspace, as the teacher will see it ----------------------------------------------------
@@ -405,7 +331,7 @@ def workspace_row(root, student, course=None, student_id=""):
     if submission.workspace is not None:
         check_workspace(item, Path(root), Path(root), course)
         item.unless_runs_needed(submission)
-    mark_copies([item])
+    mark_copies([item], Reason)
     return item.finish(course.label()).row
 
 
@@ -415,7 +341,7 @@ def entry_row(entry, student, course=None, student_id=""):
     course = TeacherCourse(course.root if course is not None else HERE)
     with tempfile.TemporaryDirectory(prefix="hand-in-", dir=scratch_base(Path(entry).parent)) as scratch:
         item = check_entry(Handed(entry, student, student_id), course, scratch, display_path(entry))
-    mark_copies([item])
+    mark_copies([item], Reason)
     return item.finish(course.label()).row
 
 
@@ -434,7 +360,7 @@ def check_all(handed, course, scratch, shown):
     """Every hand-in checked (on every core for a big class), then the records they share, then the rows."""
     course.entries()  # hashed once, before any worker gets its copy
     checked = checked_entries(handed, course, scratch, shown)
-    mark_copies(checked)
+    mark_copies(checked, Reason)
     return [item.finish(course.label()) for item in checked]
 
 

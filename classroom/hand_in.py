@@ -88,9 +88,20 @@ def evidence_files(root):
         for child in children:
             if name in EVIDENCE and child.startswith("."):
                 left_out.append((f"{name}/{child}", "以点开头的是认领名称时的临时目录，不是记录"))
+            elif not utf8_name(child):  # bytes of another encoding: no ZIP entry name holds them
+                left_out.append((f"{name}/{child}", "名称里有不是 UTF-8 的字节，ZIP 里存不下；课程的程序不会起这样的名称"))
             else:
                 pending.append((f"{name}/{child}", path / child))
     return sorted(packed), sorted(left_out)
+
+
+def utf8_name(name):
+    """NAME as the file system gave it holds no byte that is not UTF-8 (Python keeps one as a lone surrogate)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def manifest(written, row):
@@ -99,7 +110,8 @@ def manifest(written, row):
     loops = sorted({name.split("/")[1] for name, _ in written
                     if name.startswith("loop-runs/") and name.count("/") >= 2})
     record = {"tool": "verify_loop.py --pack", "loops": loops, "files": len(written), "row": row}
-    return (json.dumps(record, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+    # a name of the workspace in the row may hold a byte that is not UTF-8: written as its JSON escape
+    return (json.dumps(record, ensure_ascii=False, indent=2) + "\n").encode("utf-8", "backslashreplace")
 
 
 def name_problems(root):

@@ -13,6 +13,7 @@ reads what it printed and wrote. The intake's own cases are in tests/test_class_
 import contextlib
 import csv
 import io
+import itertools
 import json
 import os
 import re
@@ -46,6 +47,7 @@ EXPECTED = {  # student (from the entry's name) -> result
 }
 CHILDLESS = (("permission-01", "permission", {}), ("time-01", "repair", {"max_seconds": 0}))  # no child run, no runs/
 IDS = {"张三": "100001", "王五": "100003"}
+STUDENT_NUMBERS = itertools.count(1)
 
 
 def in_process(root, *args, cwd=None):
@@ -61,12 +63,20 @@ def in_process(root, *args, cwd=None):
 
 
 def fresh_ids(folder):
-    """Gives every record under FOLDER an identifier of its own: a copy then looks like another student's run."""
+    """Gives every record under FOLDER an identifier of its own, and its monotonic readings a few milliseconds
+    more (the same for each, as another machine's run would differ): a copy then looks like another student's run."""
+    later = next(STUDENT_NUMBERS) / 1000
     for path in [*Path(folder).glob("loop-runs/*/loop.json"), *Path(folder).glob("runs/*/run.json")]:
-        text = path.read_text(encoding="utf-8")
-        old = json.loads(text).get("id")
-        if old:
-            path.write_bytes(text.replace(old, secrets.token_hex(16)).encode("utf-8"))
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if not record.get("id"):
+            continue
+        record["id"] = secrets.token_hex(16)
+        for entry, field in [(record, "elapsed_seconds"), (record, "duration_seconds"),
+                             *((attempt, field) for attempt in record.get("attempts", [])
+                               for field in ("started_offset", "finished_offset"))]:
+            if type(entry.get(field)) in (int, float):
+                entry[field] = round(entry[field] + later, 3)
+        path.write_bytes((json.dumps(record, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
 
 
 def remove_loop(student, name):

@@ -404,7 +404,7 @@ class VerifyExportCliTest(VerifierCase):
         # root reads every file whatever its mode, so the refusal is simulated where the file is read
         target = self.root / "samples" / "valid.json"
         refused = PermissionError(13, "Permission denied", str(target))
-        with mock.patch("pathlib.Path.read_bytes", side_effect=refused):
+        with mock.patch("os.open", side_effect=refused):
             code, out, err = run_main(verify_export.main, str(target))
         self.assertEqual(code, 1)
         [problem] = json.loads(out)["problems"]

@@ -859,8 +859,10 @@ class ExactRecordTest(VerifyTestCase):
         (self.root / "runs" / "norec-02" / "run.json").unlink()
         self.forge("norec", cut_off)
         verdict = self.verdict("norec")
-        self.assertEqual(verdict["result"], "needs_human", verdict)
-        self.assertIn("runs/norec-02 的 run.json 不存在或读不出", verdict["problems"][0])
+        # the harness claims runs/NAME with its first record inside: a child folder without one was emptied by hand
+        self.assertEqual(verdict["result"], "fail", verdict)
+        self.assertIn("runs/norec-02/run.json 不存在", verdict["problems"][0])
+        self.assertIn("runs/norec-02 的 run.json 不存在或读不出", verdict["problems"][1])
         self.assertNotIn("None", " ".join(verdict["problems"]))
 
     def test_a_run_named_like_a_child_begun_after_the_loop_ended_needs_a_person(self):
@@ -1167,12 +1169,22 @@ class GuardTest(VerifyTestCase):
 
 
 def as_old_record(rec):
-    """REC as an older workspace wrote it (loop-run/1): no id, no attempt_timeout, no times or decisions per attempt."""
+    """REC as an older workspace wrote it (loop-run/1): no id, no attempt_timeout, no times or decisions per attempt,
+    and the older loop_lab.py that wrote it in its fingerprint."""
     rec["schema"] = "loop-run/1"
     del rec["id"], rec["budget"]["attempt_timeout"]
     for attempt in rec["attempts"]:
         for field in ("started_at", "finished_at", "started_offset", "finished_offset", "decision", "timeout"):
             del attempt[field]
+    entries = rec["context"]["entries"]
+    entries["loop_lab.py"] = hashlib.sha256(b"# loop_lab.py as an older course shipped it\n").hexdigest()
+    rec["context"]["fingerprint"] = fingerprint_of(entries)
+
+
+def fingerprint_of(entries):
+    """The combined fingerprint as docs/loop/TASK.md defines it: sha256 of one `PATH<TAB>SHA256` line per file."""
+    lines = "".join(f"{rel}\t{entries[rel]}\n" for rel in sorted(entries))
+    return hashlib.sha256(lines.encode("utf-8")).hexdigest()
 
 
 def stop_as_passed(rec):
@@ -1192,7 +1204,7 @@ class OlderRecordTest(VerifyTestCase):
             self.keep(path)
             run = json.loads(path.read_text(encoding="utf-8"))
             run["schema"] = "harness-run/1"
-            del run["id"]
+            del run["id"], run["duration_seconds"]
             path.write_bytes(json.dumps(run, ensure_ascii=False, indent=2).encode("utf-8"))
         self.forge(name, lambda rec: [as_old_record(rec), change and change(rec)])
 

@@ -10,15 +10,17 @@ glosses of error types) and verify_harness, the lesson-13 verifier: verify_run c
 its words for a transport's changes (TRANSPORT_NOTES) and a record's JSON type (json_kind) are reused.
 """
 import os
+from collections import Counter
 from pathlib import Path
 
 import verify_harness
 from cli import DuplicateKeyError, NotRegularFile, RecordError, TooLarge, display_path, gloss
 from verifier.clocks import budget_check_gap, clock_events, offset_problems, wall_clock_finding
+from verifier.older import old_child_finding, old_record_problems
 from verifier.records import (BLOCKED, CONTINUE, DECISION_STOPS, ENDING, MESSAGE_CHARS, OLD_SCHEMAS, PRECISION,
-                          ROUNDING, SCHEMA, SCRIPT, TOLERANCE, UNDECIDED, CourseFiles, Workspace, child_state_text,
-                          child_view, decision_pair, expected_outcome, is_number, kind_of, moment, newer_fields,
-                          one_line, read_record_file, shape_problems, shown, visible)
+                              ROUNDING, SCHEMA, SCRIPT, TOLERANCE, UNDECIDED, CourseFiles, Workspace, at_most,
+                              child_state_text, child_view, decision_pair, disk_key, expected_outcome, is_number,
+                              kind_of, moment, names_said, one_line, read_record_file, shape_problems, shown, visible)
 
 
 # --- one loop ------------------------------------------------------------------------------------
@@ -121,9 +123,10 @@ class LoopCheck:
         return {"result": self.verdict.result(), "status": record.get("status"),
                 "attempts": len(attempts) if type(attempts) is list else None,
                 "semantic_review": record.get("semantic_review"), "run": self.name,
-                # one line each, whatever a record made them say (visible() leaves a printable message as it is)
-                "problems": [visible(text) for text in self.verdict.problems + self.verdict.notes],
-                "notes": [visible(text) for text in self.verdict.remarks],
+                # one line each, whatever a record made them say (visible() leaves a printable message as it is);
+                # at most SHOWN_PROBLEMS of them, then how many more: a forged record cannot flood any output
+                "problems": [visible(text) for text in at_most(self.verdict.problems + self.verdict.notes)],
+                "notes": [visible(text) for text in at_most(self.verdict.remarks)],
                 "scenario": record.get("scenario"), "budget": record.get("budget"),
                 "folder": self.folder, "paths": self.paths()}
 
@@ -134,13 +137,16 @@ class LoopCheck:
     def run(self):
         if not self.folder_is_a_folder():
             return
-        for other in self.workspace.same_name_loops(self.name):
-            self.verdict.fail(f"{self.folder} 与 {self.show('loop-runs/' + other)} 的名称只差大小写："
+        others = self.workspace.same_name_loops(self.name)
+        if others:
+            shown_others = names_said([self.show("loop-runs/" + other) for other in others])
+            self.verdict.fail(f"{self.folder} 与 {shown_others} 的名称只差大小写（或 Unicode 写法）："
                               "在 Windows 和 macOS 上它们是同一个文件夹，子运行也无法分清属于哪一个。")
+        self.check_child_names()
         self.record = self.read_record()
         if self.record is None:
             return
-        if self.record.get("schema") in OLD_SCHEMAS:
+        if type(self.record.get("schema")) is str and self.record["schema"] in OLD_SCHEMAS:
             self.check_old_record()
             return
         blocking, other = shape_problems(self.record, self.name)
@@ -152,37 +158,41 @@ class LoopCheck:
             self.verdict.fail(problem)
 
     def check_old_record(self):
-        """An older workspace's record (loop-run/1) is for a person: today's rules cannot check it. What no older
-        workspace wrote is no old record, though: today's fields, a child of today (harness-run/2), or a stop its
-        own children contradict fail, as they would in a record of today."""
-        schema, newer = self.record["schema"], newer_fields(self.record)
-        forged = [f"{self.record_path} 的 schema 是 {schema}，却有 {SCHEMA} 才有的字段（{'、'.join(newer)}）："
-                  "旧版本的工作区从不写它们，schema 被改过，记录被改动过。"] if newer else []
-        for problem in forged + self.old_children_problems(schema):
+        """An older workspace's record is for a person (today's rules cannot check it) only when it and every child
+        are readable evidence of that version (verifier/older.py); what no older workspace wrote fails as it would
+        in a record of today, and so does a stop its own children contradict or a child it leaves out."""
+        schema = self.record["schema"]
+        problems = old_record_problems(self.record, self.record_path)
+        if problems:  # the record itself is no old record: its children cannot be read by its fields
+            for problem in problems:
+                self.verdict.fail(problem)
+            return
+        for problem in self.old_children_problems(schema):
             self.verdict.fail(problem)
+        self.check_unrecorded_children()
         if not self.verdict.problems:
             self.verdict.needs_person(f"{self.record_path} 的 schema 是 {schema}：由旧版本的工作区生成，"
                                       "它没有 id 和单调时钟的读数，现在的规则核对不了它；请由人对照当时的说明判断，"
                                       "或在现在的工作区里用新名称重新运行。")
 
     def old_children_problems(self, schema):
-        """An older record's children are older records too, and the stop follows from their statuses."""
+        """An older record's children are readable records of that version, and the stop follows from them."""
         problems, outcomes = [], []
-        attempts = self.record.get("attempts")
-        for entry in attempts if type(attempts) is list else []:
+        for number, entry in enumerate(self.record["attempts"], 1):
             child_run = entry.get("child_run") if type(entry) is dict else None
             name = child_run.rpartition("/")[2] if type(child_run) is str else None
+            if child_run != f"runs/{self.name}-{number:02d}":
+                problems.append(f"{self.record_path} 的第 {number} 次尝试记录的子运行是 {shown(child_run)}，应为 "
+                                f"runs/{self.name}-{number:02d}：尝试被删除、调换了顺序，或指向了别的循环的子运行。")
             if name not in self.workspace.runs():
                 outcomes.append((None, None))
                 continue
             child_dir = self.workspace.root / "runs" / name
-            try:
-                run, _ = read_record_file(child_dir / "run.json")
-            except (OSError, ValueError):
-                run = None
-            if type(run) is dict and run.get("schema") == verify_harness.SCHEMA:
-                problems.append(f"{self.show(f'runs/{name}')}/run.json 的 schema 是 {verify_harness.SCHEMA}，循环记录却是 "
-                                f"{schema}：旧版本的工作区写不出今天的子运行，schema 被改过，记录被改动过。")
+            finding = old_child_finding(child_dir, self.show(f"runs/{name}"), schema)
+            if finding and finding[0] == "fail":
+                problems.append(finding[1])
+            elif finding:
+                self.verdict.needs_person(finding[1])
             child = child_view(child_dir)
             outcomes.append((child["key"], child["status"]))
         stops = child_stops(outcomes)
@@ -295,13 +305,25 @@ class LoopCheck:
         self.keep_round(number, child=child)
         self.child_times.append((number, child_run, child["started_at"], child["finished_at"]))
         if state != "done":
-            self.verdict.needs_person(
-                f"第 {number} 次尝试状态为 {state}（子运行 {self.show(child_run)} 的 {child_state_text(child)}）："
-                f"请核对 {self.show(child_run)}/ 里实际留下的输入与产物，不能认定这次动作没做。")
+            self.check_unfinished_child(number, entry, child_dir, child)
             return child["key"], child["status"]
         self.check_child_verdict(number, child_run, child_dir, child)
         self.compare_with_child(number, entry, child_name, child)
         return child["key"], child["status"]
+
+    def check_unfinished_child(self, number, entry, child_dir, child):
+        """A child the loop did not see finish (interrupted, timed out, stopped unexpectedly) is checked all the same:
+        however the loop ended, what the child left is evidence, and an edit of it fails, named. What it left is
+        otherwise for a person: the attempt may have done more than the record knows."""
+        child_run, state = entry["child_run"], entry["state"]
+        verdict = verify_harness.verify_run(child_dir, course_root=self.workspace.course.root)
+        self.keep_round(number, verdict=verdict)
+        if verdict["result"] == "fail":
+            self.verdict.fail(f"第 {number} 次尝试（state {state}）的子运行 {self.show(child_run)} 没有通过独立核对："
+                              f"{verdict_said(verdict)}循环怎样结束都不改变子运行留下的证据，它被改动过。")
+        self.verdict.needs_person(
+            f"第 {number} 次尝试状态为 {state}（子运行 {self.show(child_run)} 的 {child_state_text(child)}）："
+            f"请核对 {self.show(child_run)}/ 里实际留下的输入与产物，不能认定这次动作没做。")
 
     def check_candidate(self, number, candidate):
         script = SCRIPT[self.record["scenario"]]
@@ -336,7 +358,7 @@ class LoopCheck:
         self.keep_round(number, verdict=verdict)
         if verdict.get("notes"):
             self.say_transport(self.show(child_run), verdict["notes"])
-        said = "；".join(one_line(problem, MESSAGE_CHARS).rstrip("。") for problem in verdict["problems"]) + "。"
+        said = verdict_said(verdict)
         if verdict["result"] == "needs_human" and child["status"] in ("needs_review", "failed"):
             self.verdict.needs_person(f"子运行 {self.show(child_run)} 需要人工查看：{said}")
         if verdict["result"] != "fail":
@@ -360,16 +382,47 @@ class LoopCheck:
             self.verdict.fail(f"第 {number} 次尝试的摘要与子运行 {self.show(entry['child_run'])}/run.json 不符："
                               f"{'；'.join(mismatched)}。摘要被改动过，或指向了别的运行。")
 
+    def check_child_names(self):
+        """Names as disks hold them: of two child runs a case-insensitive, normalising disk would take for one, one was
+        made by hand (a hidden attempt beside a recorded one, say runs/X-03 by runs/x-03); a child that is a link
+        may carry another run's evidence. Both fail, recorded or not, whatever the record says."""
+        twins = {}
+        for name in self.workspace.children(self.name):
+            twins.setdefault(disk_key(name), []).append(name)
+        for names in twins.values():
+            if len(names) > 1:
+                shown_twins = names_said([self.show("runs/" + name) for name in names])
+                self.verdict.fail(f"{shown_twins} 的名称只差大小写（或 Unicode 写法）：在 Windows 和 macOS 的磁盘上它们是"
+                                  "同一个文件夹，放不到一起，其中至少一个是另外做出来的，可能是被藏起来的一次尝试。")
+        runs = self.workspace.runs()
+        linked = [self.show("runs/" + name) for name in self.workspace.children(self.name) if runs[name]]
+        if linked:
+            self.verdict.fail(f"{names_said(linked)} 是符号链接或联接点：子运行必须是这个工作区里真实的文件夹，"
+                              "链接可能指向别的运行的证据（无论 loop.json 是否记录了它）。")
+
+    def recorded_children(self):
+        """The child run names the record's attempts give (runs/NAME-NN), those that are text."""
+        attempts = self.record.get("attempts")
+        entries = attempts if type(attempts) is list else []
+        return [entry["child_run"].rpartition("/")[2] for entry in entries
+                if type(entry) is dict and type(entry.get("child_run")) is str]
+
     def check_unrecorded_children(self):
         """A child run with this loop's prefix (in any case) that the summary leaves out is a hidden attempt,
-        unless the loop could not have made it: a name taken before it tried, or a run begun after it ended."""
-        recorded = {Path(entry["child_run"]).name.lower() for entry in self.record["attempts"]}
-        taken = f"{self.name}-{len(recorded) + 1:02d}".lower()  # a name already taken stops the loop uncounted
-        for found in self.workspace.children(self.name):
-            if found.lower() in recorded:
+        unless the loop could not have made it: a name taken before it tried, or a run begun after it ended.
+        Twins and links are named by check_child_names; a recorded child in another case by child_missing."""
+        recorded_names = self.recorded_children()
+        recorded = {disk_key(name) for name in recorded_names}
+        taken = disk_key(f"{self.name}-{len(recorded_names) + 1:02d}")  # a name already taken stops the loop uncounted
+        children = self.workspace.children(self.name)
+        keys = [disk_key(name) for name in children]
+        twinned = {key for key, count in Counter(keys).items() if count > 1}
+        runs = self.workspace.runs()
+        for found, key in zip(children, keys):
+            if found in recorded_names or key in recorded or key in twinned or runs[found]:
                 continue
             shown_run = self.show("runs/" + found)
-            if found.lower() == taken and self.record["error_type"] in ("FileExistsError", "NameTaken"):
+            if key == taken and self.record.get("error_type") in ("FileExistsError", "NameTaken"):
                 self.verdict.needs_person(f"{shown_run} 在循环开始尝试时已被占用（不是本循环创建的）：请核对它来自哪里。")
             elif self.began_after_loop(found):
                 self.verdict.needs_person(
@@ -381,7 +434,7 @@ class LoopCheck:
 
     def began_after_loop(self, run_name):
         """The run's own started_at lies beyond the loop's finished_at (precision and tolerance allowed)."""
-        finished = moment(self.record["finished_at"])
+        finished = moment(self.record.get("finished_at"))
         started = moment(child_view(self.workspace.root / "runs" / run_name)["started_at"])
         return None not in (finished, started) and started > finished + PRECISION + TOLERANCE
 
@@ -568,6 +621,11 @@ class LoopCheck:
                                                               else "（不存在，可能还没创建）")
                       for entry in self.record["attempts"]]
         return "、".join(shown_runs) or f"{self.show('runs')}/（没有子运行）"
+
+
+def verdict_said(verdict):
+    """The problems verify_harness found in a child, on one line each cut, joined into one sentence."""
+    return "；".join(one_line(problem, MESSAGE_CHARS).rstrip("。") for problem in at_most(verdict["problems"])) + "。"
 
 
 def child_stops(outcomes):

@@ -172,7 +172,7 @@ def ending(check):
     last = check.rounds[-1].derived if check.rounds else None
     went_on = last == CONTINUE and decision_pair(check.rounds[-1].entry["decision"]) == CONTINUE
     lines = boundary_round(record, count) if not check.rounds or went_on else []
-    if status in UNJUDGED or reason in UNJUDGED:
+    if status in UNJUDGED or (type(reason) is str and reason in UNJUDGED):  # a forged reason may be any JSON
         child = check.show(record["attempts"][-1]["child_run"]) if count else ""
         why = (UNJUDGED.get(status) or UNJUDGED[reason]).format(child=child)
         return lines + [f"停止：{status}/{one_line(reason)}（{why}）：不按情景预期判断，交给人"]

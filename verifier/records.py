@@ -17,6 +17,7 @@ import math
 import os
 import re
 import stat
+import unicodedata
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -59,7 +60,7 @@ CASES = (("repair", "repair", {}), ("stuck", "stuck", {}),
          ("repair --max-seconds 0", "repair", {"max_seconds": 0}),
          ("semantic", "semantic", {}), ("permission", "permission", {}))
 
-SCHEMA, OLD_SCHEMAS = "loop-run/2", ("loop-run/1",)
+SCHEMA = "loop-run/2"
 LOOP_KEYS = ("schema", "id", "run", "scenario", "budget", "status", "reason", "error_type", "semantic_review",
              "actual_api_calls", "context", "attempts", "blocked_proposal", "handoff", "elapsed_seconds",
              "started_at", "finished_at")
@@ -72,9 +73,6 @@ INNER_KEYS = {"budget": BUDGET_KEYS, "context": ("files", "fingerprint", "entrie
               "blocked_proposal": ("action", "target", "reason"), "handoff": HANDOFF_KEYS}
 ATTEMPT_INNER_KEYS = {"candidate": ("action", "sample", "sha256"), "decision": ("next", "reason", "why"),
                       "timeout": ("seconds", "waited_seconds", "inventory")}
-# What loop-run/2 added to loop-run/1: an older workspace wrote none of these fields (nor harness-run/2 children).
-NEWER_KEYS, NEWER_BUDGET_KEYS = ("id",), ("attempt_timeout",)
-NEWER_ATTEMPT_KEYS = ("started_at", "finished_at", "started_offset", "finished_offset", "decision", "timeout")
 RECORD_ID = re.compile("[0-9a-f]{32}")
 # The most a record or a course file may hold: an honest loop.json or run.json is a few KiB, a course file
 # tens of KiB; a file over its cap is not one the course or a program wrote, and is not read beyond it.
@@ -87,8 +85,35 @@ SHOWN_CHARS = 300  # of a recorded value inside a message: an honest one is far 
 MESSAGE_CHARS = 2000  # of a message another verifier wrote (it may quote a value): the longest honest one is shorter
 # Timestamps are whole seconds; beyond that precision, 1 s of tolerance for clocks and rounding.
 PRECISION, TOLERANCE = 1, 1
+MAX_ATTEMPTS = 5  # the top of the --max-attempts range: a record holding more attempts is none a loop wrote
+SHOWN_PROBLEMS = 10  # problem lines said per loop (and per student in a class): the rest are counted, not listed
 MAX_READING = 10 ** 9  # seconds, about 31 years: no loop of this course records a monotonic reading beyond it
 LINK_TAGS = (0xA000000C, 0xA0000003)  # Windows reparse tags of a symbolic link and a junction (IO_REPARSE_TAG_*)
+
+
+class OldSchema:
+    """What a loop record of an older schema holds, exactly as that workspace's loop wrote it: its fields, the
+    fields inside its budget and its attempts, its watched files, scenarios, stops and attempt states, the schema
+    of its children, and the files holding the code that wrote it (WRITERS: today's copies of them write SCHEMA)."""
+
+    def __init__(self, keys, budget_keys, attempt_keys, files, scenarios, reasons, states, child_schemas,
+                 writers=("loop_lab.py",)):
+        self.keys, self.budget_keys, self.attempt_keys, self.files = keys, budget_keys, attempt_keys, files
+        self.scenarios, self.reasons, self.states, self.child_schemas = scenarios, reasons, states, child_schemas
+        self.writers = writers
+
+
+# Records of an older workspace, one entry per older schema: such a record is for a person (today's rules cannot
+# check it) only when it holds nothing its own version could not write (verifier/older.py). When the schema
+# changes, the schema before it joins this table with what it held (its fields, watched files, children).
+OLD_SCHEMAS = {
+    "loop-run/1": OldSchema(
+        keys=tuple(key for key in LOOP_KEYS if key != "id"), budget_keys=("max_attempts", "max_seconds"),
+        attempt_keys=("attempt", "candidate", "child_run", "state", "status", "feedback"), files=LOOP_FILES,
+        scenarios=("repair", "stuck", "semantic", "permission"),
+        reasons={**REASONS, "needs_human": ("permission_boundary", "unexpected_error")},
+        states=("running", "done", "unknown"), child_schemas=("harness-run/1",)),
+}
 
 
 # --- the rules held here -------------------------------------------------------------------------
@@ -187,10 +212,30 @@ def one_line(text, limit=SHOWN_CHARS):
 
 
 
+def disk_key(name):
+    """NAME as a case-insensitive, Unicode-normalising disk compares it (Windows and macOS ignore case, macOS takes
+    the composed and decomposed spellings of é for one name): two names with one key cannot stand side by side
+    there, so where both are found one of them was made by hand."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFD", name).casefold())
+
+
 def parent_loop(run_name):
-    """The loop a run named NAME-NN (two ASCII digits) would belong to, in lower case; None for other names."""
+    """The disk_key of the loop a run named NAME-NN (two ASCII digits) would belong to; None for other names."""
     match = CHILD_NAME.fullmatch(run_name)
-    return match.group(1).lower() if match else None
+    return disk_key(match.group(1)) if match else None
+
+
+def at_most(lines, most=SHOWN_PROBLEMS):
+    """LINES as a person is shown them: the first MOST, then one line counting the others."""
+    lines = list(lines)
+    if len(lines) <= most:
+        return lines
+    return lines[:most] + [f"…以及另外 {len(lines) - most} 条"]
+
+
+def names_said(names, most=3):
+    """A few NAMES, then how many there are in all: a list a person reads, however many a submission holds."""
+    return "、".join(names[:most]) + (f" 等 {len(names)} 个" if len(names) > most else "")
 
 
 def listing(folder):
@@ -270,19 +315,30 @@ class Workspace:
         return self.listed("runs")[1]
 
     def children(self, loop_name):
-        """runs/ entries named NAME-NN for LOOP_NAME in any case, as a name is claimed."""
+        """runs/ entries named NAME-NN for LOOP_NAME in any case or Unicode spelling (disk_key), as disks hold them."""
         if self._children is None:
             self._children = {}
             for name in sorted(self.runs()):
                 self._children.setdefault(parent_loop(name), []).append(name)
-        return self._children.get(loop_name.lower(), [])
+        return self._children.get(disk_key(loop_name), [])
 
     def same_name_loops(self, loop_name):
+        """The other loop folders a case-insensitive, normalising disk would take for LOOP_NAME's own."""
         if self._same_names is None:
             self._same_names = {}
             for name in sorted(self.loops()):
-                self._same_names.setdefault(name.lower(), []).append(name)
-        return [name for name in self._same_names.get(loop_name.lower(), []) if name != loop_name]
+                self._same_names.setdefault(disk_key(name), []).append(name)
+        return [name for name in self._same_names.get(disk_key(loop_name), []) if name != loop_name]
+
+    def links_problem(self):
+        """The entries of loop-runs/ and runs/ that are links, as one problem of the whole workspace (the class check
+        fails a submission holding one: no program of the course makes a link, and it may show another's evidence)."""
+        links = [self.show(f"{folder}/{name}") for folder in ("loop-runs", "runs")
+                 for name, linked in sorted(self.listed(folder)[0].items()) if linked]
+        if not links:
+            return None
+        return (f"{names_said(links)} 是符号链接或联接点：循环和运行的证据必须就在这个工作区里，课程的程序从不做链接，"
+                "链接可能指向别人的记录。")
 
     def problems(self):
         """The record folders themselves must be folders of this workspace: not links to evidence kept
@@ -450,6 +506,7 @@ def field_checks(record, name):
          "actual_api_calls 是 {actual_api_calls}：循环不调用模型，只能是 0。", False),
         (context_ok(context), "context 应记录 16 个文件的逐文件哈希，且合并指纹与它们一致。", True),
         (type(record["attempts"]) is list, "attempts 应为尝试记录的数组。", True),
+        (attempts_within_range(record["attempts"]), too_many_attempts(record["attempts"]), True),
         ((blocked is None) == (reason != "permission_boundary"),
          "blocked_proposal 只在 permission_boundary 停止时记录，且那时必须记录被拦下的提议。", False),
         (blocked is None or (type(blocked) is dict and all(
@@ -466,6 +523,17 @@ def field_checks(record, name):
     ]
 
 
+def attempts_within_range(attempts):
+    """Never more attempts than the top of the --max-attempts range: a longer list is judged at once, unread."""
+    return type(attempts) is not list or len(attempts) <= MAX_ATTEMPTS
+
+
+def too_many_attempts(attempts):
+    count = len(attempts) if type(attempts) is list else 0
+    return (f"attempts 有 {count} 项：--max-attempts 最多是 {MAX_ATTEMPTS}，循环从不记录更多的尝试，记录被改动过"
+            "（没有逐项核对）。")
+
+
 def unknown_fields_problem(where, fields, known, nested):
     """A field the loop never writes (say "result": "pass" added for a reader to see, or a look-alike key such as
     budget.Max_seconds) is no field of its record: FIELDS beside KNOWN, and inside the objects NESTED names."""
@@ -476,16 +544,6 @@ def unknown_fields_problem(where, fields, known, nested):
         return None
     return (f"{where} 有循环从不写的字段：{'、'.join(unknown)}：{SCHEMA} 记录里没有它们，记录被改动过；"
             "请用新名称重新运行循环，不要手改记录。")
-
-
-def newer_fields(record):
-    """The loop-run/2 fields in a record that says it is older (an older workspace never wrote them), in order."""
-    budget = record.get("budget") if type(record.get("budget")) is dict else {}
-    attempts = record.get("attempts") if type(record.get("attempts")) is list else []
-    attempts = [entry for entry in attempts if type(entry) is dict]
-    return ([key for key in NEWER_KEYS if key in record]
-            + [f"budget.{key}" for key in NEWER_BUDGET_KEYS if key in budget]
-            + [f"attempts[].{key}" for key in NEWER_ATTEMPT_KEYS if any(key in entry for entry in attempts)])
 
 
 class ShownFields(dict):

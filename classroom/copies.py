@@ -1,0 +1,207 @@
+"""Records that submissions share: the same record (its random id, or its very bytes) or the same clock readings.
+
+Part of verify_loop's class check (classroom/check.py calls `record_keys` for each submission, in its worker, and
+`mark_copies` once for the class). A shared record is named for the teacher, never failed: it may be a copy, or
+have another reason. Two kinds of evidence, each found by grouping, never by building pairs (a class handing in
+one record 2,000 times, or one submission holding 2,500 copies of one run, costs one group):
+- the same record: a loop.json or run.json whose id, or whose bytes (line ends made LF), another one has, in
+  another submission or in the same one (a loop copied and renamed inside one workspace);
+- the same clock: the monotonic offsets and durations a loop recorded, to the millisecond. Changing a record's
+  id is one hex digit; its readings are many numbers that must stay consistent with each other. Honest machines
+  share some by chance (a loop takes a few milliseconds, so loops with one or two attempts often agree: 5 of 75
+  honest loops did), so a loop's clock is its readings with its wall times, and only submissions sharing the clocks
+  of at least SHARED_LOOPS loops that made attempts are named (docs/loop/TEACHER.md gives the measurement). Never
+  inside one submission: one machine repeats itself.
+
+It does not import loop_lab.py, harness.py or export_review.py. What it shares: cli.py's plumbing (the capped
+reading of evidence, strict JSON, line endings) and verifier/records.py's names_said.
+"""
+import hashlib
+from collections import Counter, defaultdict
+
+from cli import loads_record, read_evidence, to_lf
+from verifier.records import is_reading, names_said
+
+RECORD_CAP = 2 ** 20  # a loop.json or run.json is far below 1 MiB; a bigger one is judged by the loop check
+# Loops (each with attempts) whose clocks two submissions must share to be named. A loop's clock: its monotonic
+# offsets and its children's durations to the millisecond, and its start and finish to the second. The readings
+# alone are no fingerprint of this fast loop: of 160 honest submissions run one after another on one machine, 255 of
+# 12,720 pairs shared the readings of two loops with attempts and one pair all 22 readings of the six cases; with
+# the wall times too (80 more, each a second after the one before, as a class in step), 4 of 3,160 pairs shared one
+# loop, 1 pair two, none three (docs/loop/TEACHER.md). A copy of the six cases shares four.
+SHARED_LOOPS = 3
+SHOWN_PEOPLE = 5
+
+
+# --- what one submission holds (in the worker that checked it) -----------------------------------
+
+def record_keys(folders, where):
+    """(key, path) of every loop.json and run.json of the workspace FOLDERS (records.Workspace), paths under WHERE:
+    ("id", its id), ("bytes", sha256 of its LF bytes), and for a loop that made attempts ("readings", its case,
+    its readings to the millisecond)."""
+    loops = {name: where / "loop-runs" / name / "loop.json" for name in sorted(folders.loops())}
+    runs = {name: where / "runs" / name / "run.json" for name in sorted(folders.runs())}
+    keys, parsed = [], {}
+    for rel in [*loops.values(), *runs.values()]:
+        data = read_record(folders.root.joinpath(*rel.parts[len(where.parts):]))
+        if data is None:
+            continue
+        keys.append((("bytes", hashlib.sha256(data).hexdigest()), str(rel)))
+        parsed[rel] = parse(data)
+        record_id = parsed[rel].get("id")
+        if type(record_id) is str and record_id:
+            keys.append((("id", record_id), str(rel)))
+    durations = {name: parsed.get(rel, {}).get("duration_seconds") for name, rel in runs.items()}
+    for rel in loops.values():
+        found = readings_key(parsed.get(rel, {}), durations)
+        if found:
+            keys.append((found, str(rel)))
+    return keys
+
+
+def read_record(path):
+    """The bytes of a record with a BOM taken off and line ends made LF; None when it is no plain readable file."""
+    try:
+        data = read_evidence(path, RECORD_CAP)
+    except OSError:  # not a plain readable file: the loop check names it
+        return None
+    return to_lf(data.removeprefix(b"\xef\xbb\xbf"))
+
+
+def parse(data):
+    try:
+        record = loads_record(data)
+    except ValueError:
+        return {}
+    return record if type(record) is dict else {}
+
+
+def readings_key(record, durations):
+    """("readings", scenario, budget, readings) of a loop record that made attempts: each attempt's started and
+    finished offsets, the elapsed seconds and each child's duration, as millisecond text; None when it made none
+    or one of them is no reading."""
+    attempts, budget = record.get("attempts"), record.get("budget")
+    if type(attempts) is not list or not attempts or type(budget) is not dict:
+        return None
+    values = [entry.get(field) if type(entry) is dict else None
+              for entry in attempts for field in ("started_offset", "finished_offset")]
+    values.append(record.get("elapsed_seconds"))
+    children = [entry.get("child_run") if type(entry) is dict else None for entry in attempts]
+    values += [durations.get(child.rpartition("/")[2]) if type(child) is str else None for child in children]
+    if not all(is_reading(value) for value in values):
+        return None
+    wall = (record.get("started_at"), record.get("finished_at"))
+    if not all(type(text) is str for text in wall):
+        return None
+    case = (str(record.get("scenario")), str(budget.get("max_attempts")), str(budget.get("max_seconds")))
+    return ("readings", *case, *wall, tuple(f"{value:.3f}" for value in values))
+
+
+# --- what the class shares ------------------------------------------------------------------------
+
+def mark_copies(checked, reason):
+    """Adds to each submission of CHECKED (items with .records, .copies, .student, .student_id) a REASON(text,
+    text for the student) per group of others it shares records with, one for what it holds twice itself, and one
+    for the others whose readings it shares. Never a fail by itself."""
+    holders = defaultdict(lambda: defaultdict(list))  # key -> submission -> its paths holding it
+    for index, item in enumerate(checked):
+        for key, rel in item.records:
+            holders[key][index].append(rel)
+    readings = {key: owners for key, owners in holders.items() if key[0] == "readings" and len(owners) > 1}
+    shared, inside = defaultdict(lambda: defaultdict(set)), defaultdict(set)
+    for key, owners in holders.items():
+        if key[0] == "readings":
+            continue
+        members = frozenset(owners)
+        for index, rels in owners.items():
+            if len(rels) > 1:  # its id and its bytes name the same places once
+                inside[index].add(tuple(sorted(rels)))
+            if len(members) > 1:
+                shared[index][members].update(rels)
+    in_order = {}  # members -> their indexes sorted, worked out once per group
+    for index, item in enumerate(checked):
+        if inside[index]:
+            item.copies.append(reason(inside_copy(sorted(inside[index])), None))
+        for members, rels in sorted(shared[index].items(), key=lambda pair: sorted(pair[0])):
+            everyone = in_order.setdefault(members, sorted(members))
+            others = [checked[j] for j in everyone[:SHOWN_PEOPLE + 1] if j != index][:SHOWN_PEOPLE]
+            item.copies.append(reason(*copy_texts(sorted(rels), others, len(members) - 1)))
+    unnamed = {}  # (those sharing clocks, the record groups one is in) -> who of them no shared record names yet
+    for index, (everyone, count, loops) in same_readings(readings).items():
+        groups = tuple(sorted(shared[index], key=id))
+        memo = (id(everyone), tuple(map(id, groups)))
+        if memo not in unnamed:  # worked out once for a whole class of copies of one workspace
+            rest = everyone.difference(*groups)
+            unnamed[memo] = sorted(rest), rest
+        in_order, rest = unnamed[memo]
+        many = len(rest) - (index in rest)
+        if many:
+            others = [checked[j] for j in in_order[:SHOWN_PEOPLE + 1] if j != index][:SHOWN_PEOPLE]
+            checked[index].copies.append(reason(*readings_texts(others, many, count, loops)))
+
+
+def same_readings(readings):
+    """{submission: (everyone sharing the clocks of at least SHARED_LOOPS loops with it, itself included, the readings
+    shared, its loops)}.
+
+    Submissions holding the very same shared readings are one profile, counted once (a class of copies of one
+    workspace is one profile); profiles are then counted against each other per reading key, never per pair of
+    submissions."""
+    mine = defaultdict(list)  # submission -> the shared reading keys it holds
+    for key, owners in readings.items():
+        for index in owners:
+            mine[index].append(key)
+    profiles = defaultdict(list)  # the keys one holds -> the submissions holding exactly those
+    for index, keys in mine.items():
+        profiles[frozenset(keys)].append(index)
+    by_key = defaultdict(list)
+    for profile in profiles:
+        for key in profile:
+            by_key[key].append(profile)
+    found = {}
+    for profile, members in profiles.items():
+        counts, loops_shared = Counter(), Counter()
+        for key in profile:
+            for other in by_key[key]:
+                counts[other] += len(key[-1])
+                loops_shared[other] += 1
+        close = [other for other, count in loops_shared.items() if count >= SHARED_LOOPS
+                 and (other != profile or len(members) > 1)]
+        if not close:
+            continue
+        most = max(counts[other] for other in close)
+        loops = sorted({rel for key in profile for index in members[:1] for rel in readings[key][index]})
+        everyone = frozenset(index for other in close for index in profiles[other])
+        for index in members:
+            found[index] = (everyone, most, loops)
+    return found
+
+
+def copy_texts(records, others, count):
+    """The reason of a submission sharing RECORDS with COUNT others (OTHERS: the first of them), and its student's."""
+    shown = "、".join(records[:2]) + (f" 等 {len(records)} 份" if len(records) > 2 else "")
+    people = people_said(others, count)
+    return (f"与 {people} 的提交含有同一份记录：{shown}。可能是互相拷贝的，也可能另有原因：请老师核对后再定（不会自动判 fail）。",
+            f"你的提交与另外 {count} 份提交含有同一份记录：{shown}。老师会核对后再定。")
+
+
+def readings_texts(others, many, count, loops):
+    """The reason of a submission whose loops LOOPS share COUNT readings with MANY others (OTHERS: the first of
+    them), and its student's."""
+    people = people_said(others, many)
+    shown = names_said([str(loop) for loop in loops], 2)
+    return (f"与 {people} 的提交有 {count} 个单调时钟读数和运行时长完全相同（精确到毫秒，{shown}），而记录的 id 各不相同："
+            f"诚实的机器很少连同开始和结束的时刻在 {SHARED_LOOPS} 个循环上都相同，记录可能是拷贝后改了 id。请老师核对后再定（不会自动判 fail）。",
+            f"你的提交与另外 {many} 份提交有 {count} 个计时读数完全相同（{shown}）。老师会核对后再定。")
+
+
+def people_said(others, count):
+    names = [f"{other.student}（{other.student_id}）" if other.student_id else other.student for other in others]
+    return "、".join(names) + (f" 等 {count} 人" if count > len(names) else "")
+
+
+def inside_copy(groups):
+    """The reason of a submission holding the same record in several places: each group of places once."""
+    shown = "；".join(names_said(group, 3).replace("、", " 与 ", 1) if len(group) == 2 else names_said(group, 3)
+                     for group in groups[:3]) + (f" 等 {len(groups)} 组" if len(groups) > 3 else "")
+    return f"提交里有几处是同一份记录：{shown}。循环或运行可能是复制后改了名：请老师核对后再定（不会自动判 fail）。"

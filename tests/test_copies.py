@@ -1,0 +1,116 @@
+"""Copies found by what is hard to fake: the monotonic readings and durations two submissions share.
+
+The six lesson cases are run once in a copy of the workspace; the class folder then holds an honest student, a
+copy of that student's work whose every record id differs in one hex digit (the cheapest copy the id rule missed),
+another student with clocks of their own, a copy of three loops (named) and of two (not named), and a submission
+holding one loop twice under two names (never named: one machine repeats itself). Copies are found by grouping:
+a synthetic class of records shared thousands of times is named in one line each, never pair by pair.
+"""
+import json
+import shutil
+import unittest
+from pathlib import Path
+
+from classroom import copies
+from tests import test_class_check
+from tests.test_class_check import HONEST, fresh_ids, in_process
+from tests.test_loop_lab import SharedWorkspaceTestCase
+
+
+def other_ids(folder, at=-1):
+    """Every record id under FOLDER with its hex digit AT changed, nothing else."""
+    for path in [*Path(folder).glob("loop-runs/*/loop.json"), *Path(folder).glob("runs/*/run.json")]:
+        text = path.read_text(encoding="utf-8")
+        old = json.loads(text)["id"]
+        digits = list(old)
+        digits[at] = "0" if digits[at] != "0" else "1"
+        path.write_bytes(text.replace(old, "".join(digits)).encode("utf-8"))
+
+
+def copy_loops(source, target, names):
+    for name in names:
+        shutil.copytree(source / "loop-runs" / name, target / "loop-runs" / name)
+        for child in (source / "runs").glob(f"{name}-0?"):
+            shutil.copytree(child, target / "runs" / child.name)
+
+
+class SameReadingsTest(SharedWorkspaceTestCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        made = cls.root / "made"
+        test_class_check.ClassCheckTest.make_records.__func__(cls, made / "honest", HONEST)
+        cd = cls.root / "班"
+        shutil.copytree(made / "honest", cd / "甲")
+        shutil.copytree(made / "honest", cd / "乙")
+        other_ids(cd / "乙")
+        shutil.copytree(made / "honest", cd / "丙")
+        fresh_ids(cd / "丙")
+        shutil.copytree(made / "honest", cd / "戊")
+        fresh_ids(cd / "戊")
+        copy_loops(made / "honest", cd / "丁", ("repair-01", "stuck-01", "budget-01"))  # three of 甲's, ids changed
+        other_ids(cd / "丁", at=0)
+        copy_loops(made / "honest", cd / "己", ("repair-01", "semantic-01"))  # two: honest clocks share as many
+        other_ids(cd / "己", at=1)
+        renamed = cd / "戊" / "loop-runs" / "again-01"  # 戊's own repair loop, once more under another name
+        shutil.copytree(cd / "戊" / "loop-runs" / "repair-01", renamed)
+        text = (renamed / "loop.json").read_text(encoding="utf-8").replace('"repair-01', '"again-01')
+        (renamed / "loop.json").write_bytes(text.replace("runs/repair-01", "runs/again-01").encode("utf-8"))
+        for number in ("01", "02"):
+            child = cd / "戊" / "runs" / f"again-01-{number}"
+            shutil.copytree(cd / "戊" / "runs" / f"repair-01-{number}", child)
+            run = (child / "run.json").read_text(encoding="utf-8").replace('"repair-01', '"again-01')
+            (child / "run.json").write_bytes(run.encode("utf-8"))
+        other_ids(renamed.parent.parent)
+        cls.code, out, cls.err = in_process(cls.root, "--class", "班")
+        cls.rows = {row["student"]: row for row in map(json.loads, out.splitlines())}
+
+    def said(self, student):
+        return [problem for problem in self.rows[student]["problems"] if "单调时钟读数" in problem]
+
+    def test_a_copy_with_every_id_changed_is_named_by_its_readings(self):
+        for student, others, count in (("甲", "丁、乙", 22), ("乙", "丁、甲", 22), ("丁", "乙、甲", 18)):
+            row = self.rows[student]
+            self.assertEqual(row["result"], "needs_human", row)
+            self.assertEqual(len(self.said(student)), 1, row["problems"])
+            self.assertIn(f"与 {others} 的提交有 {count} 个单调时钟读数和运行时长完全相同", self.said(student)[0])
+
+    def test_students_with_clocks_of_their_own_are_not_named(self):
+        self.assertEqual(self.rows["丙"]["result"], "pass", self.rows["丙"])
+
+    def test_two_loops_alone_name_nobody(self):
+        self.assertEqual(self.said("己"), [])
+        self.assertNotIn("己", " ".join(self.said("甲")))
+
+    def test_never_inside_one_submission(self):
+        self.assertFalse(any("单调时钟读数" in problem for problem in self.rows["戊"]["problems"]), self.rows["戊"])
+
+
+class Item:
+    def __init__(self, student, records):
+        self.student, self.student_id, self.records, self.copies = student, "", records, []
+
+
+class GroupingTest(unittest.TestCase):
+    """Copies are found by grouping: thousands of holders of one record cost one group and one line each."""
+
+    def test_one_record_held_2500_times_inside_one_submission_is_one_line(self):
+        item = Item("甲", [(("id", "a" * 32), f"runs/r{number:04d}/run.json") for number in range(2500)])
+        copies.mark_copies([item], lambda text, for_student: text)
+        self.assertEqual(len(item.copies), 1)
+        self.assertIn("等 2500 个", item.copies[0])
+        self.assertLess(len(item.copies[0]), 400)
+
+    def test_readings_shared_by_2000_submissions_name_a_few_each(self):
+        keys = [("readings", "repair", "3", "30", "2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z",
+                 tuple(f"0.{n:03d}" for n in range(first, first + 7))) for first in (0, 10, 20)]
+        items = [Item(f"学生{number}", [(key, f"loop-runs/{key[-1][0]}/loop.json") for key in keys])
+                 for number in range(2000)]
+        copies.mark_copies(items, lambda text, for_student: text)
+        self.assertTrue(all(len(item.copies) == 1 for item in items))
+        self.assertIn("等 1999 人", items[0].copies[0])
+        self.assertLess(len(items[0].copies[0]), 600)
+
+
+if __name__ == "__main__":
+    unittest.main()
