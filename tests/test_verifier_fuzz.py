@@ -127,8 +127,9 @@ class NonUtf8NamesTest(VerifyTestCase):
                     self.assertIn(code, (0, 1, 2), err[-2000:])
                 code, out, err = called(lambda argv: hand_in.pack(cli.ChineseArgumentParser(), str(out_zip),
                                                                   root=self.root), "")
-                self.assertIn(code, (0, 1), err[-2000:])
+                self.assertEqual(code, 2, err[-2000:])  # refused before anything is written, the name said
                 self.assertIn("不是 UTF-8", err)
+                self.assertFalse(out_zip.exists())
 
 
 if __name__ == "__main__":
