@@ -80,7 +80,7 @@ def _budget_in(argv):
 
 
 def load_model(offline, env=None, on_retry=None):
-    from assistant.config import make_model
+    from assistant.models import make_model
     options = {} if on_retry is None else {"on_retry": on_retry}
     try:
         return make_model(offline=offline, env=os.environ if env is None else env, **options)

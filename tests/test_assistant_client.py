@@ -20,7 +20,8 @@ sys.dont_write_bytecode = True  # nothing may be written into the checkout
 sys.path.insert(0, str(ROOT / "project"))
 from assistant import client, errors, retry  # noqa: E402
 from assistant.budget import BudgetExceeded, TokenBudget  # noqa: E402
-from assistant.config import DEFAULT_MAX_TOKENS, make_model  # noqa: E402
+from assistant.config import DEFAULT_MAX_TOKENS  # noqa: E402
+from assistant.models import make_model  # noqa: E402
 from assistant.demo_model import DemoModel  # noqa: E402
 
 OK_BODY = {"choices": [{"index": 0, "finish_reason": "stop",

@@ -1,6 +1,6 @@
 """Ranked search over the notes for questions in a learner's own words: character bigrams + BM25.
 
-Chinese has no spaces between words, so text (already normalized by `notes.normalize`) is cut
+Chinese has no spaces between words, so text (already normalized by `text.normalize`) is cut
 into terms the way note A03 describes: runs of Chinese characters become overlapping
 two-character terms ("向量检索" -> 向量, 量检, 检索), Latin letters and digits become words.
 Question words and particles (STOP_WORDS, STOP_CHARACTERS) are cut out first, so "什么" or
@@ -22,6 +22,8 @@ hold every term. Shared with: `notes.search` (`ranked_hits`; `best_sentence` giv
 """
 import math
 import re
+
+from .text import normalize
 
 TITLE_WEIGHT = 3
 MIN_SHARE = 0.45
@@ -199,7 +201,6 @@ def sentences(text) -> list:
 
 def held_weight(sentence, weights) -> float:
     """How much of a query's {term: weight} one sentence holds."""
-    from .notes import normalize
     held = set(terms(normalize(sentence)))
     return sum(weight for term, weight in weights.items() if held.intersection(alternatives(term)))
 
