@@ -5,20 +5,34 @@ DEEPSEEK_API_KEY is set (DEEPSEEK_BASE_URL, DEEPSEEK_MODEL, DEEPSEEK_TIMEOUT) an
 not given, else with the offline demo model. This file only wires that loop to a terminal or a
 page, and turns each stop reason into an exit code: 0 answered, 130 interrupted, 1 any other stop.
 """
-import signal
-import sys
+# From the script's first line on, a Ctrl-C ends in one line (with --json) and exit 130, never a traceback:
+# until main() can answer it, a Ctrl-C is only noted; one that lands before the note-taker is in place ends here.
+try:
+    import signal
+    import sys
 
-_pressed_while_starting = []  # a Ctrl-C before main() takes over is remembered here and acted on there
+    _pressed_while_starting = []  # a Ctrl-C before main() takes over is remembered here and acted on there
 
+    def _remember_ctrl_c(signum, frame):
+        """Installed first thing when run as a script: a Ctrl-C while Python loads the modules raises nothing
+        half-way through an import (that would be a traceback); main() ends the program as soon as it starts."""
+        _pressed_while_starting.append(signum)
 
-def _remember_ctrl_c(signum, frame):
-    """Installed first thing when run as a script: a Ctrl-C while Python loads the modules raises nothing
-    half-way through an import (that would be a traceback); main() ends the program as soon as it starts."""
-    _pressed_while_starting.append(signum)
-
-
-if __name__ == "__main__":
-    signal.signal(signal.SIGINT, _remember_ctrl_c)
+    if __name__ == "__main__":
+        signal.signal(signal.SIGINT, _remember_ctrl_c)
+except KeyboardInterrupt:
+    if __name__ != "__main__":
+        raise
+    import sys
+    try:
+        if "--json" in sys.argv[1:]:  # the keys of every result line; nothing was asked, nothing was used
+            sys.stdout.write('{"stop": "interrupted", "answer": "已中断：还没有开始提问。", "model": null, "offline": null, '
+                             '"requests": 0, "tool_calls": [], "turns": 0, '
+                             '"tokens": {"used": 0, "estimated": false, "budget": null}, "error": null}\n')
+        sys.stderr.write("已中断：笔记助手还在启动，没有发出任何请求。\n")
+    except UnicodeEncodeError:  # a console that cannot show Chinese: the exit code says it
+        pass
+    raise SystemExit(130)
 
 import errno  # noqa: E402
 import json  # noqa: E402

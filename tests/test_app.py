@@ -237,6 +237,24 @@ class InterruptBeforeTheLoopTest(unittest.TestCase):
         self.assertEqual(remembered, [signal.SIGINT])
 
 
+class CtrlCAtTheFirstLineTest(WorkspaceTestCase):
+    """A Ctrl-C while app.py imports `signal` itself, before its note-taker is in place: no traceback."""
+
+    def test_ctrl_c_while_the_first_import_runs(self):
+        fake = self.root.parent / "fake-stdlib"
+        fake.mkdir()  # a real SIGINT raised while `import signal` of app.py runs
+        (fake / "signal.py").write_bytes(b"import _signal\n_signal.raise_signal(_signal.SIGINT)\n")
+        proc = subprocess.run([sys.executable, "project/app.py", "ask", "--json", QUESTION], cwd=self.root,
+                              capture_output=True, timeout=30, env=dict(os.environ, PYTHONPATH=str(fake)))
+        stderr = proc.stderr.decode("utf-8", "replace")
+        self.assertEqual(proc.returncode, 130, stderr)
+        self.assertNotIn("Traceback", stderr)
+        self.assertIn("还在启动，没有发出任何请求", stderr)
+        line = json.loads(proc.stdout)
+        self.assertEqual(list(line), RESULT_KEYS)
+        self.assertEqual((line["stop"], line["requests"]), ("interrupted", 0))
+
+
 class AskAgainstMockTest(WorkspaceTestCase):
     """app.py ask --json as a real process against the failing mock: stop, exit code, requests."""
 
