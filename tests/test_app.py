@@ -255,6 +255,38 @@ class CtrlCAtTheFirstLineTest(WorkspaceTestCase):
         self.assertEqual((line["stop"], line["requests"]), ("interrupted", 0))
 
 
+def page_rules(page):
+    """{selector: {property: value}} of the page's <style>, one selector of a list at a time; comments dropped."""
+    css = re.sub(r"/\*.*?\*/", "", page.split("<style>", 1)[1].split("</style>", 1)[0], flags=re.DOTALL)
+    rules = {}
+    for selectors, body in re.findall(r"([^{}]+)\{([^}]*)\}", css):
+        declarations = dict(part.split(":", 1) for part in body.split(";") if ":" in part)
+        for selector in selectors.split(","):
+            rules.setdefault(selector.strip(), {}).update(
+                {name.strip(): value.strip() for name, value in declarations.items()})
+    return rules
+
+
+class PageFitsANarrowScreenTest(unittest.TestCase):
+    """At 390 px the page overflowed (checked in headless Chromium): a flex item keeps its intrinsic width unless
+    it may shrink, and a long address in an answer widens the page unless it may break anywhere."""
+
+    def test_the_boxes_beside_a_button_may_shrink(self):
+        rules = page_rules(app.PAGE)
+        self.assertEqual(rules["form"].get("display"), "flex")
+        for field in ("input", "textarea"):
+            self.assertEqual(rules[field].get("min-width"), "0", field)
+        self.assertEqual(rules["*"].get("box-sizing"), "border-box")  # padding and border inside the width
+
+    def test_long_words_break_in_every_text_the_page_shows(self):
+        rules = page_rules(app.PAGE)
+        # overflow-wrap is inherited: the snippet's div, the span and the strong sit inside an li or a p
+        shown = set(re.findall(r'el\("(\w+)"', app.PAGE)) - {"div", "span", "strong", "ol"}
+        self.assertTrue({"p", "li", "code"} <= shown)
+        for tag in shown:
+            self.assertEqual(rules.get(tag, {}).get("overflow-wrap"), "anywhere", tag)
+
+
 class AskAgainstMockTest(WorkspaceTestCase):
     """app.py ask --json as a real process against the failing mock: stop, exit code, requests."""
 

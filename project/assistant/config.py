@@ -2,10 +2,11 @@
 
 `DEEPSEEK_API_KEY` (non-empty after stripping, and no `--offline`) selects the real API;
 otherwise the offline demo model. `DEEPSEEK_BASE_URL`, `DEEPSEEK_MODEL` and
-`DEEPSEEK_TIMEOUT` (seconds per attempt, whole request) have the defaults below. An unusable
+`DEEPSEEK_TIMEOUT` (seconds per attempt, whole request) and `DEEPSEEK_DEADLINE` (seconds per question, retries
+and tools included) have the defaults below. An unusable
 value raises ValueError with a Chinese message naming the variable. Imports nothing of the package.
 Shared with: `client` (the defaults, `SYSTEM_PROMPT`, `DEFAULT_MAX_TOKENS`), `models` (reads the environment
-through `api_key`, `base_url`, `timeout`).
+through `api_key`, `base_url`, `timeout`, `deadline`).
 """
 import os
 import urllib.parse
@@ -13,6 +14,7 @@ import urllib.parse
 DEFAULT_BASE_URL = "https://api.deepseek.com"
 DEFAULT_MODEL = "deepseek-chat"
 DEFAULT_TIMEOUT = 60.0
+DEFAULT_DEADLINE = 90.0  # one whole question: every attempt, every wait before a retry, every tool
 DEFAULT_MAX_RETRIES = 2
 DEFAULT_MAX_TOKENS = 2048  # sent with every request: the most one reply may generate
 MAX_TIMEOUT = 3600.0
@@ -54,11 +56,19 @@ def base_url(env):
 
 
 def timeout(env):
-    raw = (env.get("DEEPSEEK_TIMEOUT") or "").strip() or f"{DEFAULT_TIMEOUT:g}"
+    return _seconds(env, "DEEPSEEK_TIMEOUT", DEFAULT_TIMEOUT)
+
+
+def deadline(env):
+    return _seconds(env, "DEEPSEEK_DEADLINE", DEFAULT_DEADLINE)
+
+
+def _seconds(env, name, default):
+    raw = (env.get(name) or "").strip() or f"{default:g}"
     try:
-        timeout = float(raw)
+        seconds = float(raw)
     except ValueError:
-        timeout = -1.0
-    if not 0 < timeout <= MAX_TIMEOUT:  # also refuses NaN
-        raise ValueError(f"环境变量 DEEPSEEK_TIMEOUT 必须是 0 到 {MAX_TIMEOUT:g} 之间的秒数，现在是 {raw!r}。")
-    return timeout
+        seconds = -1.0
+    if not 0 < seconds <= MAX_TIMEOUT:  # also refuses NaN
+        raise ValueError(f"环境变量 {name} 必须是 0 到 {MAX_TIMEOUT:g} 之间的秒数，现在是 {raw!r}。")
+    return seconds

@@ -17,4 +17,5 @@ def make_model(offline: bool = False, env=os.environ, **client_options):
         return DemoModel()
     from .client import ChatClient
     model = (env.get("DEEPSEEK_MODEL") or "").strip() or config.DEFAULT_MODEL
-    return ChatClient(config.base_url(env), key, model=model, timeout=config.timeout(env), **client_options)
+    return ChatClient(config.base_url(env), key, model=model, timeout=config.timeout(env),
+                      deadline=config.deadline(env), **client_options)

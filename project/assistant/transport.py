@@ -286,7 +286,7 @@ def network_error(exc, attempt) -> errors.APIConnectionError:
     if attempt.expired or isinstance(cause, TimeoutError):
         if attempt.expired:  # what the socket reported after the watchdog shut it says nothing more
             detail = f"TimeoutError: the {attempt.seconds:g} s deadline of the whole request was reached"
-        return errors.APITimeoutError(f"{attempt.seconds:g} 秒内没有收到完整回应", attempt.seconds, detail)
+        return errors.APITimeoutError(f"{round(attempt.seconds, 1):g} 秒内没有收到完整回应", attempt.seconds, detail)
     bad_size = bad_chunk_size(cause)
     if bad_size is not None:
         return errors.MalformedResponseError(f"分块编码（chunked）的分块大小应是十六进制数，收到的是“{bad_size}”",
