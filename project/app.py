@@ -521,7 +521,8 @@ def route_get(handler):
     import urllib.parse
     path, _, query = handler.path.partition("?")
     if path == "/":
-        return 200, PAGE.replace("__MODEL__", handler.server.model_text).replace("__DEADLINE__", handler.server.deadline_text)
+        server = handler.server
+        return 200, PAGE.replace("__MODEL__", server.model_text).replace("__DEADLINE__", server.deadline_text)
     if path == "/api/search":
         return page_search(urllib.parse.parse_qs(query).get("q", [""])[0])
     if path == "/api/ask":
