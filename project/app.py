@@ -5,20 +5,34 @@ DEEPSEEK_API_KEY is set (DEEPSEEK_BASE_URL, DEEPSEEK_MODEL, DEEPSEEK_TIMEOUT) an
 not given, else with the offline demo model. This file only wires that loop to a terminal or a
 page, and turns each stop reason into an exit code: 0 answered, 130 interrupted, 1 any other stop.
 """
-import signal
-import sys
+# From the script's first line on, a Ctrl-C ends in one line (with --json) and exit 130, never a traceback:
+# until main() can answer it, a Ctrl-C is only noted; one that lands before the note-taker is in place ends here.
+try:
+    import signal
+    import sys
 
-_pressed_while_starting = []  # a Ctrl-C before main() takes over is remembered here and acted on there
+    _pressed_while_starting = []  # a Ctrl-C before main() takes over is remembered here and acted on there
 
+    def _remember_ctrl_c(signum, frame):
+        """Installed first thing when run as a script: a Ctrl-C while Python loads the modules raises nothing
+        half-way through an import (that would be a traceback); main() ends the program as soon as it starts."""
+        _pressed_while_starting.append(signum)
 
-def _remember_ctrl_c(signum, frame):
-    """Installed first thing when run as a script: a Ctrl-C while Python loads the modules raises nothing
-    half-way through an import (that would be a traceback); main() ends the program as soon as it starts."""
-    _pressed_while_starting.append(signum)
-
-
-if __name__ == "__main__":
-    signal.signal(signal.SIGINT, _remember_ctrl_c)
+    if __name__ == "__main__":
+        signal.signal(signal.SIGINT, _remember_ctrl_c)
+except KeyboardInterrupt:
+    if __name__ != "__main__":
+        raise
+    import sys
+    try:
+        if "--json" in sys.argv[1:]:  # the keys of every result line; nothing was asked, nothing was used
+            sys.stdout.write('{"stop": "interrupted", "answer": "已中断：还没有开始提问。", "model": null, "offline": null, '
+                             '"requests": 0, "tool_calls": [], "turns": 0, '
+                             '"tokens": {"used": 0, "estimated": false, "budget": null}, "error": null}\n')
+        sys.stderr.write("已中断：笔记助手还在启动，没有发出任何请求。\n")
+    except UnicodeEncodeError:  # a console that cannot show Chinese: the exit code says it
+        pass
+    raise SystemExit(130)
 
 import errno  # noqa: E402
 import json  # noqa: E402
@@ -79,13 +93,17 @@ def _budget_in(argv):
     return None
 
 
-def load_model(offline, env=None, on_retry=None):
-    from assistant.config import make_model
-    options = {} if on_retry is None else {"on_retry": on_retry}
+def load_model(offline, env=None, on_retry=None, on_progress=None):
+    from assistant.models import make_model
+    options = {name: value for name, value in (("on_retry", on_retry), ("on_progress", on_progress)) if value}
     try:
-        return make_model(offline=offline, env=os.environ if env is None else env, **options)
+        model = make_model(offline=offline, env=os.environ if env is None else env, **options)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    if not model.offline and model.timeout > model.deadline:
+        say(f"注意：DEEPSEEK_TIMEOUT（{model.timeout:g} 秒）比整个问题的期限 DEEPSEEK_DEADLINE（{model.deadline:g} 秒）"
+            "还长：每次请求最多只等到期限剩下的时间。")
+    return model
 
 
 def show_retry(number, wait, asked, error):
@@ -96,6 +114,11 @@ def show_retry(number, wait, asked, error):
         say(f"  [重试] 服务端要求等待 {asked:g} 秒（{why}），第 {number} 次重试在 {wait:.2f} 秒后发出。")
     else:
         say(f"  [重试] {why}，第 {number} 次重试在 {wait:.2f} 秒后发出。")
+
+
+def show_progress(what, waited, left):
+    """While a reply is slow, a line every few seconds, so a long wait never looks like a hang."""
+    say(f"  [等待] {what}：已等 {waited:.0f} 秒，这个问题的期限还剩 {max(left, 0):.0f} 秒（Ctrl-C 可中断）。")
 
 
 def describe_model(model):
@@ -176,7 +199,7 @@ def show_event(kind, data):
 def command_ask(args):
     question = clean_question(args.question)
     check_budget(args.max_tokens)
-    model = load_model(args.offline, on_retry=show_retry)
+    model = load_model(args.offline, on_retry=show_retry, on_progress=show_progress)
     say(f"使用模型：{describe_model(model)}")
     outcome = ask_guarded(model, [], question, args.max_tokens, on_event=show_event)
     if args.json:
@@ -205,7 +228,7 @@ def command_chat(args, platform=None):
     except ImportError:
         pass
     check_budget(args.max_tokens)
-    model = load_model(args.offline, on_retry=show_retry)
+    model = load_model(args.offline, on_retry=show_retry, on_progress=show_progress)
     say(f"使用模型：{describe_model(model)}")
     budget = f"每个问题的 token 预算 {args.max_tokens}；" if args.max_tokens else ""
     keys = end_of_input_keys(platform or sys.platform)
@@ -312,10 +335,13 @@ body { font: 16px/1.6 system-ui, "PingFang SC", "Microsoft YaHei", sans-serif; m
 main { max-width: 760px; margin: 0 auto; padding: 24px 16px 48px; }
 section { background: #fff; border: 1px solid #e2e4e8; border-radius: 8px; padding: 16px; margin-top: 16px; }
 h1 { margin: 0; font-size: 24px; } h2 { margin: 0 0 8px; font-size: 18px; }
-form { display: flex; gap: 8px; } input, textarea { flex: 1; font: inherit; padding: 6px 8px; }
+*, *::before, *::after { box-sizing: border-box; }
+/* a flex item keeps its own intrinsic width unless told it may shrink: the box and its button must fit 390 px */
+form { display: flex; gap: 8px; } input, textarea { flex: 1; min-width: 0; font: inherit; padding: 6px 8px; }
 button { font: inherit; padding: 6px 16px; cursor: pointer; }
 .muted { color: #667; font-size: 14px; } .error { color: #b00020; } .answer { white-space: pre-wrap; }
 .snippet { color: #445; font-size: 14px; } .bad { color: #b00020; } code { font-size: 13px; }
+p, li, code { overflow-wrap: anywhere; }  /* a long address or English word breaks instead of widening the page */
 </style></head>
 <body><main>
 <h1>笔记助手</h1>
@@ -329,6 +355,7 @@ button { font: inherit; padding: 6px 16px; cursor: pointer; }
 <div id="ask-result"></div></section>
 </main>
 <script>
+const DEADLINE_TEXT = "__DEADLINE__";
 function el(tag, text, cls) {
   const node = document.createElement(tag);
   if (text !== undefined) node.textContent = text;  // shown as text, never parsed as HTML
@@ -345,10 +372,15 @@ async function callApi(url, options) {
 function handle(formId, boxId, busyText, run) {
   document.getElementById(formId).addEventListener("submit", async (event) => {
     event.preventDefault();
-    const box = document.getElementById(boxId);
-    box.replaceChildren(el("p", busyText, "muted"));
+    const box = document.getElementById(boxId), status = el("p", busyText, "muted status"), started = Date.now();
+    box.replaceChildren(status);
+    // the status line says every second how long the wait has been, so a slow reply never looks like a hang
+    const ticker = setInterval(() => {
+      status.textContent = busyText + "已等 " + Math.round((Date.now() - started) / 1000) + " 秒" + DEADLINE_TEXT;
+    }, 1000);
     try { box.replaceChildren(...await run()); }
     catch (e) { box.replaceChildren(el("p", "出错了：" + e.message, "error")); }
+    finally { clearInterval(ticker); }
   });
 }
 handle("search-form", "search-result", "搜索中……", async () => {
@@ -362,7 +394,7 @@ handle("search-form", "search-result", "搜索中……", async () => {
   }
   return [list];
 });
-handle("ask-form", "ask-result", "思考中……（真实 API 可能要等几十秒）", async () => {
+handle("ask-form", "ask-result", "思考中……", async () => {
   const question = document.getElementById("question").value;
   const data = await callApi("/api/ask", {method: "POST", headers: {"Content-Type": "application/json"},
                                          body: JSON.stringify({question})});
@@ -422,7 +454,10 @@ def make_server(port=0, offline=False, env=None):
     import html
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    model_text = html.escape(describe_model(load_model(offline, env)))  # a bad setting stops before binding
+    model = load_model(offline, env)  # a bad setting stops before binding
+    model_text = html.escape(describe_model(model))
+    deadline = getattr(model, "deadline", None)
+    deadline_text = f"（最多约 {deadline:g} 秒，DEEPSEEK_DEADLINE）" if deadline else ""
 
     class PageHandler(BaseHTTPRequestHandler):
         timeout = 30  # a client that promised more body than it sends does not hold a thread forever
@@ -450,7 +485,7 @@ def make_server(port=0, offline=False, env=None):
     server = ThreadingHTTPServer(("127.0.0.1", port), PageHandler)
     server.daemon_threads = True
     server.url = f"http://127.0.0.1:{server.server_address[1]}/"
-    server.model_text, server.offline, server.env = model_text, offline, env
+    server.model_text, server.deadline_text, server.offline, server.env = model_text, deadline_text, offline, env
     return server
 
 
@@ -486,7 +521,8 @@ def route_get(handler):
     import urllib.parse
     path, _, query = handler.path.partition("?")
     if path == "/":
-        return 200, PAGE.replace("__MODEL__", handler.server.model_text)
+        server = handler.server
+        return 200, PAGE.replace("__MODEL__", server.model_text).replace("__DEADLINE__", server.deadline_text)
     if path == "/api/search":
         return page_search(urllib.parse.parse_qs(query).get("q", [""])[0])
     if path == "/api/ask":

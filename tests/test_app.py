@@ -237,6 +237,58 @@ class InterruptBeforeTheLoopTest(unittest.TestCase):
         self.assertEqual(remembered, [signal.SIGINT])
 
 
+class CtrlCAtTheFirstLineTest(WorkspaceTestCase):
+    """A Ctrl-C while app.py imports `signal` itself, before its note-taker is in place: no traceback."""
+
+    def test_ctrl_c_while_the_first_import_runs(self):
+        if os.environ.get("LESSON_WINDOWS_BEHAVIOUR"):
+            self.skipTest("Windows 行为模拟在脚本之前就导入了 signal，这里替换不了它")
+        fake = self.root.parent / "fake-stdlib"
+        fake.mkdir()  # a real SIGINT raised while `import signal` of app.py runs
+        (fake / "signal.py").write_bytes(b"import _signal\n_signal.raise_signal(_signal.SIGINT)\n")
+        proc = subprocess.run([sys.executable, "project/app.py", "ask", "--json", QUESTION], cwd=self.root,
+                              capture_output=True, timeout=30, env=dict(os.environ, PYTHONPATH=str(fake)))
+        stderr = proc.stderr.decode("utf-8", "replace")
+        self.assertEqual(proc.returncode, 130, stderr)
+        self.assertNotIn("Traceback", stderr)
+        self.assertIn("还在启动，没有发出任何请求", stderr)
+        line = json.loads(proc.stdout)
+        self.assertEqual(list(line), RESULT_KEYS)
+        self.assertEqual((line["stop"], line["requests"]), ("interrupted", 0))
+
+
+def page_rules(page):
+    """{selector: {property: value}} of the page's <style>, one selector of a list at a time; comments dropped."""
+    css = re.sub(r"/\*.*?\*/", "", page.split("<style>", 1)[1].split("</style>", 1)[0], flags=re.DOTALL)
+    rules = {}
+    for selectors, body in re.findall(r"([^{}]+)\{([^}]*)\}", css):
+        declarations = dict(part.split(":", 1) for part in body.split(";") if ":" in part)
+        for selector in selectors.split(","):
+            rules.setdefault(selector.strip(), {}).update(
+                {name.strip(): value.strip() for name, value in declarations.items()})
+    return rules
+
+
+class PageFitsANarrowScreenTest(unittest.TestCase):
+    """At 390 px the page overflowed (checked in headless Chromium): a flex item keeps its intrinsic width unless
+    it may shrink, and a long address in an answer widens the page unless it may break anywhere."""
+
+    def test_the_boxes_beside_a_button_may_shrink(self):
+        rules = page_rules(app.PAGE)
+        self.assertEqual(rules["form"].get("display"), "flex")
+        for field in ("input", "textarea"):
+            self.assertEqual(rules[field].get("min-width"), "0", field)
+        self.assertEqual(rules["*"].get("box-sizing"), "border-box")  # padding and border inside the width
+
+    def test_long_words_break_in_every_text_the_page_shows(self):
+        rules = page_rules(app.PAGE)
+        # overflow-wrap is inherited: the snippet's div, the span and the strong sit inside an li or a p
+        shown = set(re.findall(r'el\("(\w+)"', app.PAGE)) - {"div", "span", "strong", "ol"}
+        self.assertTrue({"p", "li", "code"} <= shown)
+        for tag in shown:
+            self.assertEqual(rules.get(tag, {}).get("overflow-wrap"), "anywhere", tag)
+
+
 class AskAgainstMockTest(WorkspaceTestCase):
     """app.py ask --json as a real process against the failing mock: stop, exit code, requests."""
 
@@ -442,7 +494,7 @@ class ChatFollowUpTest(unittest.TestCase):
             code = app.command_chat(app.build_parser().parse_args(["chat", "--offline"]))
         answers = out.getvalue().split("助手 > ")[1:]
         self.assertEqual((code, len(answers)), (0, 4))
-        self.assertIn("（接着上一问，理解为：向量检索的缺点是什么？）", answers[2])
+        self.assertIn("（这一问没有写出问的是什么，接着上一问“那向量检索呢？”，按“向量检索”来找。）", answers[2])
         self.assertIn("不一定敏感", answers[2])
         self.assertNotIn("接着上一问", answers[3])  # after /reset there is no question to lean on
 

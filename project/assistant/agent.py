@@ -101,6 +101,9 @@ def run_question(model, history: list, question: str, *, limits=None, tool_runne
                      CycleDetector(limits.cycle_repeats, limits.max_cycle_period), TokenBudget(limits.max_tokens))
     seal_dangling_tool_calls(history)
     history.append({"role": "user", "content": question})
+    start_clock = getattr(model, "start_question", None)  # the real client's deadline: tool time counts too
+    if start_clock:
+        start_clock()
     while True:
         stopped = check_turn_cap(state)
         if stopped:

@@ -2,15 +2,20 @@
 
 `ChatClient.complete(messages, tools, budget)` sends the conversation and returns choices[0]
 as {"message", "finish_reason"}. Around each attempt: the token budget admits it (`budget`),
-`transport.post_json` sends it within the deadline, and on failure `retry.plan_retry` decides
-whether and when to try again. Every request carries `max_tokens` and
+`transport.post_json` sends it within the attempt's time, and on failure `retry.plan_retry` decides
+whether and when to try again. One deadline bounds the whole question (`deadline`, DEEPSEEK_DEADLINE, started by
+`start_question`): each attempt gets the smaller of `timeout` and the time left, and a wait before a retry that
+would end past it stops at once (`errors.DeadlineReached`). While a reply or a wait is slow, `on_progress` is
+called every `progress_every` seconds. Every request carries `max_tokens` and
 `x-stainless-retry-count`. Sleep, randomness and the clocks are injected so tests never wait.
 A Ctrl-C during a wait before a retry carries `waiting_to_retry` = (retry number, wait, server's
 hint or None), so the stop message can say what was being waited for.
 Shared with: `config` (defaults), `errors` (what is raised), `budget`, `retry`, `transport`.
 """
+import contextlib
 import json
 import random as random_module
+import threading
 import time
 import urllib.parse
 
@@ -20,6 +25,7 @@ from .retry import plan_retry
 from .transport import Attempt, post_json
 
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
+PROGRESS_EVERY = 10.0  # seconds between two progress lines while a reply (or a wait before a retry) is slow
 
 
 class ChatClient:
@@ -30,52 +36,96 @@ class ChatClient:
     def __init__(self, base_url, api_key, model=config.DEFAULT_MODEL, timeout=config.DEFAULT_TIMEOUT,
                  max_retries=config.DEFAULT_MAX_RETRIES, sleep=time.sleep, random=random_module.random,
                  now=time.time, *, system_prompt=config.SYSTEM_PROMPT, max_tokens=config.DEFAULT_MAX_TOKENS,
-                 on_retry=None, send=post_json, clock=time.monotonic):
+                 deadline=config.DEFAULT_DEADLINE, on_retry=None, on_progress=None, progress_every=PROGRESS_EVERY,
+                 send=post_json, clock=time.monotonic):
         self.base_url = base_url
         self.url = base_url.rstrip("/") + errors.COMPLETIONS_PATH
         self.api_key = api_key
         self.name = model
         self.timeout = timeout
+        self.deadline = deadline
         self.max_retries = max_retries
         self.max_tokens = max_tokens
         self.system_prompt = system_prompt
         self.on_retry = on_retry  # called (retry number, wait, server's hint or None, the error)
+        self.on_progress = on_progress  # called (what is awaited, seconds waited, seconds left of the question)
+        self.progress_every = progress_every
         self._sleep, self._random, self._now, self._send, self._clock = sleep, random, now, send, clock
+        self._ends = None
         self.requests = 0
         self.usage = dict.fromkeys(USAGE_KEYS, 0)
         self.retry_log = []
+
+    def start_question(self):
+        """Start a question's deadline: every attempt, wait and tool from now on counts (`run_question` calls it)."""
+        self._ends = self._clock() + self.deadline
+
+    def time_left(self) -> float:
+        if self._ends is None:  # used without run_question: the question starts with its first request
+            self.start_question()
+        return self._ends - self._clock()
 
     def __repr__(self):
         return f"ChatClient({self.url!r}, model={self.name!r})"  # never shows the key
 
     def complete(self, messages: list, tools: list, budget: TokenBudget = None) -> dict:
-        """choices[0]; the errors.APIError subclass once retries are used up; BudgetExceeded unsent."""
+        """choices[0]; the errors.APIError subclass once retries (or the question's time) are used up;
+        BudgetExceeded unsent."""
         body = _encoded(self._payload(messages, tools))
         budget = budget if budget is not None else TokenBudget()
         bound = len(body) + self.max_tokens
-        retries = 0
+        retries, last = 0, None
         while True:
             try:
                 budget.admit(bound)
             except BudgetExceeded as exc:
                 exc.retries = retries  # 0: this request was never sent at all
                 raise
+            left = self.time_left()
+            if left <= 0:
+                raise errors.DeadlineReached(self.deadline, last)
             try:
-                return self._attempt(body, retries, budget, bound)
+                with self._progress("等待模型回应"):
+                    return self._attempt(body, retries, budget, bound, min(self.timeout, left))
             except errors.APIError as exc:
+                last = exc
+                exc.retries = retries
                 plan = plan_retry(retries, self.max_retries, exc.status, exc.headers, self._random, self._now)
+                left = self.time_left()
+                if isinstance(exc, errors.APITimeoutError) and left <= 0:
+                    raise errors.DeadlineReached(self.deadline, exc) from None  # the deadline cut this attempt
                 if plan.wait is None:
-                    exc.retries, exc.asked_wait = retries, plan.asked
+                    exc.asked_wait = plan.asked
                     raise
+                if plan.wait >= left:  # waiting would end past the deadline: say so now instead
+                    raise errors.DeadlineReached(self.deadline, exc, plan.wait, left) from None
                 retries += 1
                 self.retry_log.append((retries, plan.wait))
                 if self.on_retry:
                     self.on_retry(retries, plan.wait, plan.asked, exc)
                 try:
-                    self._sleep(plan.wait)
+                    with self._progress(f"等待第 {retries} 次重试"):
+                        self._sleep(plan.wait)
                 except KeyboardInterrupt as interrupt:  # the person is told it was waiting to retry, not for a reply
                     interrupt.waiting_to_retry = (retries, plan.wait, plan.asked)
                     raise
+
+    @contextlib.contextmanager
+    def _progress(self, what):
+        """While the body runs, on_progress(what, seconds waited, seconds left) every `progress_every` seconds."""
+        if self.on_progress is None:
+            yield
+            return
+        done, started = threading.Event(), self._clock()
+
+        def tick():
+            while not done.wait(self.progress_every):
+                self.on_progress(what, self._clock() - started, self.time_left())
+        threading.Thread(target=tick, daemon=True).start()
+        try:
+            yield
+        finally:
+            done.set()
 
     def _payload(self, messages, tools):
         if self.system_prompt and (not messages or messages[0].get("role") != "system"):
@@ -85,12 +135,12 @@ class ChatClient:
             payload["tools"] = tools
         return payload
 
-    def _attempt(self, body, retries, budget, bound):
-        """One HTTP request, charged to the budget; the choice, or the matching APIError."""
+    def _attempt(self, body, retries, budget, bound, seconds):
+        """One HTTP request of at most SECONDS, charged to the budget; the choice, or the matching APIError."""
         headers = {"Content-Type": "application/json", "Accept": "application/json",
                    "Authorization": f"Bearer {self.api_key}", "x-stainless-retry-count": str(retries),
                    "User-Agent": "lesson14-notes-assistant/2"}
-        attempt = Attempt(self.timeout, self._clock)
+        attempt = Attempt(seconds, self._clock)
         self.requests += 1
         try:
             reply = self._send(self.url, body, headers, attempt)
@@ -149,7 +199,7 @@ def _decode(reply):
     except ValueError:  # UnicodeDecodeError
         pass
     # no headers passed on: a 2xx is never retried, whatever x-should-retry says
-    raise errors.ReplyError(f"回应不是 JSON：{_looks_like(reply)}", 200)
+    raise errors.NotJSONError(f"正文不是 JSON：{_looks_like(reply)}", 200)
 
 
 def _looks_like(reply):
@@ -157,8 +207,9 @@ def _looks_like(reply):
     text = reply.body.decode("utf-8", errors="replace").strip()
     if not text:
         return "正文是空的"
-    if text[:1] == "<":
-        return f"是一个 HTML 页面（{len(reply.body)} 字节），不是模型服务的回应"
+    if errors.is_html(text):
+        title = errors.html_title(text)
+        return f"是一个 HTML 页面（{len(reply.body)} 字节{f'，标题“{title}”' if title else ''}），不是模型服务的回应"
     if "event-stream" in reply.headers.get("content-type", "") or text.startswith(("data:", "event:")):
         return "服务端发来的是流式回应（SSE），而请求要的是一次性回应（stream: false）"
     preview = errors.shortened(text, 60)
@@ -169,6 +220,8 @@ def parse_choice(data) -> dict:
     """choices[0] as {"message", "finish_reason"}, or the ReplyError saying what is wrong."""
     if isinstance(data, dict) and "choices" not in data and data.get("error"):
         raise errors.ServerReportedError(_server_words(data["error"]), 200)
+    if isinstance(data, dict) and data.get("choices") == []:
+        raise errors.EmptyChoicesError("choices 是空列表", 200)
     try:
         choice = data["choices"][0]
         message = choice["message"]
@@ -222,8 +275,8 @@ def _server_words(error):
 def error_message(reply) -> str:
     """The server's own explanation of an error status, or the status when it gave none."""
     raw = reply.body.decode("utf-8", errors="replace")
-    if raw.lstrip()[:1] == "<":  # a gateway's HTML page says nothing a person needs here
-        return f"HTTP {reply.status}（网关返回了 HTML 错误页）"
+    if errors.is_html(raw):  # a gateway's page, not the service's words: `errors.status_error` reads its title
+        return ""
     try:
         data = json.loads(raw)
         message = _server_words(data.get("error", data) if isinstance(data, dict) else data)

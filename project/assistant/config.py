@@ -1,10 +1,12 @@
-"""The model settings from the environment, and which model a command uses (`make_model`).
+"""The model settings: their defaults, and their values read from the environment.
 
 `DEEPSEEK_API_KEY` (non-empty after stripping, and no `--offline`) selects the real API;
 otherwise the offline demo model. `DEEPSEEK_BASE_URL`, `DEEPSEEK_MODEL` and
-`DEEPSEEK_TIMEOUT` (seconds per attempt, whole request) have the defaults below. An unusable
-value raises ValueError with a Chinese message naming the variable. Shared with: `client`
-(the defaults, `SYSTEM_PROMPT`, `DEFAULT_MAX_TOKENS`), `app.py` (calls `make_model`).
+`DEEPSEEK_TIMEOUT` (seconds per attempt, whole request) and `DEEPSEEK_DEADLINE` (seconds per question, retries
+and tools included) have the defaults below. An unusable
+value raises ValueError with a Chinese message naming the variable. Imports nothing of the package.
+Shared with: `client` (the defaults, `SYSTEM_PROMPT`, `DEFAULT_MAX_TOKENS`), `models` (reads the environment
+through `api_key`, `base_url`, `timeout`, `deadline`).
 """
 import os
 import urllib.parse
@@ -12,6 +14,7 @@ import urllib.parse
 DEFAULT_BASE_URL = "https://api.deepseek.com"
 DEFAULT_MODEL = "deepseek-chat"
 DEFAULT_TIMEOUT = 60.0
+DEFAULT_DEADLINE = 90.0  # one whole question: every attempt, every wait before a retry, every tool
 DEFAULT_MAX_RETRIES = 2
 DEFAULT_MAX_TOKENS = 2048  # sent with every request: the most one reply may generate
 MAX_TIMEOUT = 3600.0
@@ -35,7 +38,7 @@ def _base_url_problem(base_url):
     return None
 
 
-def _api_key(env):
+def api_key(env):
     key = (env.get("DEEPSEEK_API_KEY") or "").strip()
     if key and (not (key.isascii() and key.isprintable()) or any(ch.isspace() for ch in key)):
         raise ValueError("环境变量 DEEPSEEK_API_KEY 含有空白、中文引号或其他不能放进请求头的字符："
@@ -43,7 +46,7 @@ def _api_key(env):
     return key
 
 
-def _base_url(env):
+def base_url(env):
     base_url = (env.get("DEEPSEEK_BASE_URL") or "").strip() or DEFAULT_BASE_URL
     problem = _base_url_problem(base_url)
     if problem:
@@ -52,23 +55,20 @@ def _base_url(env):
     return base_url
 
 
-def _timeout(env):
-    raw = (env.get("DEEPSEEK_TIMEOUT") or "").strip() or f"{DEFAULT_TIMEOUT:g}"
+def timeout(env):
+    return _seconds(env, "DEEPSEEK_TIMEOUT", DEFAULT_TIMEOUT)
+
+
+def deadline(env):
+    return _seconds(env, "DEEPSEEK_DEADLINE", DEFAULT_DEADLINE)
+
+
+def _seconds(env, name, default):
+    raw = (env.get(name) or "").strip() or f"{default:g}"
     try:
-        timeout = float(raw)
+        seconds = float(raw)
     except ValueError:
-        timeout = -1.0
-    if not 0 < timeout <= MAX_TIMEOUT:  # also refuses NaN
-        raise ValueError(f"环境变量 DEEPSEEK_TIMEOUT 必须是 0 到 {MAX_TIMEOUT:g} 之间的秒数，现在是 {raw!r}。")
-    return timeout
-
-
-def make_model(offline: bool = False, env=os.environ, **client_options):
-    """ChatClient when DEEPSEEK_API_KEY is set (and not offline), else the offline demo model."""
-    key = _api_key(env) if not offline else ""
-    if not key:
-        from .demo_model import DemoModel
-        return DemoModel()
-    from .client import ChatClient
-    model = (env.get("DEEPSEEK_MODEL") or "").strip() or DEFAULT_MODEL
-    return ChatClient(_base_url(env), key, model=model, timeout=_timeout(env), **client_options)
+        seconds = -1.0
+    if not 0 < seconds <= MAX_TIMEOUT:  # also refuses NaN
+        raise ValueError(f"环境变量 {name} 必须是 0 到 {MAX_TIMEOUT:g} 之间的秒数，现在是 {raw!r}。")
+    return seconds

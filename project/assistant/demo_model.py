@@ -12,15 +12,15 @@ Every answer says it comes from the offline demo, so nobody mistakes it for a mo
 import json
 import re
 
-from .followup import read_in_context
+from .followup import read_conversation, subject_names
 from .history import is_reminder, last_question_index
-from .notes import Note, load_notes, normalize
-from .passages import answering_passage, best_sentence_weight
+from .notes import Note, NotesError, load_notes, normalize
+from .passages import best_sentence_weight
 from .ranking import MIN_SHARE, STOP_WORDS, index_of
+from .showing import compose, notes_to_read
 
 LABEL = "【离线演示】"
 MAX_SEARCHES = 4
-MAX_QUOTE = 240
 _SEPARATORS = re.compile(r"[，。？！、；：,.?!;:“”\"'‘’（）()《》【】\[\]<>]+")
 _QUESTION_WORDS = re.compile(
     r"请问|请|是什么|什么是|为什么|为何|怎么样|怎么|怎样|如何|哪些|哪个|哪里|什么|有没有|是否|能否"
@@ -45,6 +45,15 @@ def key_phrases(question) -> list:
     return sorted(phrases, key=len, reverse=True)
 
 
+def search_phrases(question) -> list:
+    """What to search, at most MAX_SEARCHES: its key phrases, and the subject names the question says that they
+    leave out (each a name some note's alias line gives, so the note about it is among the candidates)."""
+    phrases = key_phrases(question)
+    searched = {normalize(phrase) for phrase in phrases}
+    missing = [name for name in subject_names(question, vocabulary()) if normalize(name) not in searched]
+    return phrases[:MAX_SEARCHES - len(missing[:MAX_SEARCHES])] + missing[:MAX_SEARCHES]
+
+
 class DemoModel:
     """Deterministic offline model; `requests` and `usage` mirror ChatClient's (no tokens used)."""
 
@@ -59,30 +68,54 @@ class DemoModel:
         """The next step for MESSAGES; BUDGET is accepted like the client's, and nothing is charged to it."""
         self.requests += 1
         asked, results = _since_last_question(messages)
-        question = read_in_context(_questions(messages))
-        reading = f"（接着上一问，理解为：{question}）" if question != asked.strip() else ""
+        reading = read_conversation(_questions(messages), vocabulary())
+        question, said = reading.question, reading.restated
         available = {tool["function"]["name"] for tool in tools}
         read = [note for note in map(_read_note, results) if note is not None]
         if read:
-            return _answer(reading + _quote_answer(read[-1], question))
+            return _answer(said + _quote_answer(read, question, reading.carried))
         searches = [result for result in results if result["name"] == "search_notes"]
         if not searches:
-            phrases = key_phrases(question)[:MAX_SEARCHES]
+            phrases = search_phrases(question)
             if not phrases or "search_notes" not in available:
                 return _answer("没能从问题中找出可以搜索的关键词，请换个说法，例如直接写出想查的术语。")
             return _calls("search_notes", [{"query": phrase} for phrase in phrases], len(results))
         if all(result["error"] for result in searches):
             return _answer(f"搜索笔记时工具出错：{searches[0]['content']}")
-        best = best_hit(searches, question)
+        ranked = ranked_candidates(searches, question)
         tried = "、".join(f"“{result['arguments'].get('query', '')}”" for result in searches)
-        if best is None:
-            return _answer(f"{reading}笔记中没有找到相关内容（搜索过：{tried}）。"
+        if not ranked:
+            return _answer(f"{said}笔记中没有找到相关内容（搜索过：{tried}）。"
                            "可以换个关键词再问，或直接搜索笔记里的词。")
+        best = ranked[0][1]
         tried_reading = any(result["name"] == "read_note" for result in results)
         if tried_reading or "read_note" not in available:  # a read that failed is not tried again
-            return _answer(f"{reading}搜索命中了笔记 {best['note_id']}《{best['title']}》，"
+            return _answer(f"{said}搜索命中了笔记 {best['note_id']}《{best['title']}》，"
                            f"但没能读取全文。命中的片段：{best['snippet']}")
-        return _calls("read_note", [{"note_id": best["note_id"]}], len(results))
+        chosen = notes_to_read(ranked, lambda hit: subject_found(hit["note_id"], question))
+        return _calls("read_note", [{"note_id": hit["note_id"]} for hit in chosen], len(results))
+
+
+def vocabulary() -> frozenset:
+    """Every name the notes' alias lines give (normalized): the words a question names its subject with. Empty when
+    a note cannot be read: the search tool then says which file (the model is never where that is told)."""
+    try:
+        notes = load_notes()
+    except NotesError:
+        return frozenset()
+    return frozenset(normalize(name) for note in notes.values() for group in note.aliases for name in group)
+
+
+def subject_found(note_id, question) -> bool:
+    """The question's subject is in the note: a name it says (a name an alias line gives) is among the note's names
+    or in its text. A question naming nothing the alias lines know has no subject to miss."""
+    notes = load_notes()
+    note = notes.get(note_id)
+    if note is None:
+        return False
+    said = normalize(note.body) + " " + normalize(" ".join("、".join(group) for group in note.aliases))
+    names = subject_names(question, vocabulary())
+    return not names or any(normalize(name) in said for name in names)
 
 
 def _questions(messages):
@@ -95,7 +128,8 @@ def _read_note(result):
     """The note a read_note returned, or None: a failed read ("错误：…") or one without a note is never cited."""
     note = _json(result["content"], None) if result["name"] == "read_note" else None
     fields = ("note_id", "title", "text")
-    return note if isinstance(note, dict) and all(isinstance(note.get(key), str) and note[key] for key in fields) else None
+    readable = isinstance(note, dict) and all(isinstance(note.get(key), str) and note[key] for key in fields)
+    return note if readable else None
 
 
 def _since_last_question(messages):
@@ -118,13 +152,13 @@ def _since_last_question(messages):
     return question, results
 
 
-def best_hit(searches, question):
-    """Of every note the searches found, the one that answers the whole question best.
+def ranked_candidates(searches, question) -> list:
+    """[(score, hit)] of every note the searches found, best first by how well it answers the whole question.
 
     Each search may find a different note first (a short phrase matches many); the question as
     a whole decides between them (`answer_score`). A hit the question's terms do not
-    reach at all still wins over nothing (the exact phrase of a search matched it); the earlier
-    search breaks a tie.
+    reach at all still ranks (the exact phrase of a search matched it); the earlier search breaks a tie.
+    Empty when nothing was found, or when the question is mostly about what no note mentions.
     """
     candidates = {}
     for result in searches:
@@ -132,16 +166,22 @@ def best_hit(searches, question):
             if isinstance(hit, dict) and hit.get("note_id") not in candidates:
                 candidates[hit.get("note_id")] = hit
     if not candidates:
-        return None
+        return []
     index = index_of(load_notes().values())
     weights = index.query(normalize(question))
     by_id = {note.id: note for note in index.notes}
     if mostly_unknown(index, weights):
-        return None
+        return []
     scored = [(answer_score(index, by_id[hit["note_id"]], question, weights) if hit.get("note_id") in by_id else 0.0,
                -order, hit)
               for order, hit in enumerate(candidates.values())]
-    return max(scored, key=lambda item: item[:2])[2]
+    return [(score, hit) for score, _, hit in sorted(scored, key=lambda item: item[:2], reverse=True)]
+
+
+def best_hit(searches, question):
+    """The note that answers the whole question best (`ranked_candidates`), or None."""
+    ranked = ranked_candidates(searches, question)
+    return ranked[0][1] if ranked else None
 
 
 def answer_score(index, note, question, weights) -> float:
@@ -159,14 +199,11 @@ def mostly_unknown(index, weights):
     return total > 0 and unknown > (1 - MIN_SHARE) * total
 
 
-def _quote_answer(note, question):
-    """The answer quoting the passage of NOTE (a read_note result) that answers QUESTION, with its source."""
+def _quote_answer(read, question, carried=()):
+    """The answer quoting what the READ notes (read_note results, best first) say to QUESTION (`showing.compose`)."""
     index = index_of(load_notes().values())
-    passage = answering_passage(Note(note["note_id"], note["text"]), question, index.query(normalize(question)))
-    source = f"{note['note_id']}《{note['title']}》"
-    return (f"根据笔记 {source}，原文是：\n“{passage[:MAX_QUOTE]}”\n"
-            f"（来源：{source}。这是离线演示模型按固定规则摘录的原文；"
-            "设置 DEEPSEEK_API_KEY 后可使用真实模型。）")
+    notes = [Note(note["note_id"], note["text"]) for note in read]
+    return compose(notes, question, index.query(normalize(question)), carried)
 
 
 def _json(content, default):

@@ -62,8 +62,25 @@ class MalformedResponseError(APIConnectionError):
     """
 
 
+class DeadlineReached(APIError):
+    """The question's whole deadline (DEEPSEEK_DEADLINE) is used up, or the next wait before a retry would pass it.
+
+    `seconds` is the deadline; `last` the failure before it (or None); `wait` the wait that did not fit (or None).
+    Never retried: there is no time left to retry in.
+    """
+
+    def __init__(self, seconds, last=None, wait=None, left=0.0):
+        super().__init__(f"整个问题的期限 {seconds:g} 秒已用完", detail=f"deadline of {seconds:g} s reached"
+                         + (f" after {last.detail}" if last is not None else ""))
+        self.seconds, self.last, self.wait, self.left = seconds, last, wait, left
+        self.retries = last.retries if last is not None else 0
+
+
 class APIStatusError(APIError):
-    """The server answered with an error status (`status`)."""
+    """The server answered with an error status (`status`); `page_title` is the <title> of an HTML error page
+    (a gateway's or a proxy's, not the model service's words), or None when the body is not HTML."""
+
+    page_title = None
 
 
 class BadRequestError(APIStatusError):
@@ -102,6 +119,14 @@ class ServerReportedError(ReplyError):
     """A 2xx response carrying {"error": {...}} instead of a completion; `message` is the server's."""
 
 
+class EmptyChoicesError(ReplyError):
+    """A completion whose `choices` is an empty list: no answer at all (often a content filter's shape)."""
+
+
+class NotJSONError(ReplyError):
+    """A complete 2xx body that is not JSON: not retried, since the request may have been generated and billed."""
+
+
 class EmptyReplyError(ReplyError):
     """A completion with no text (none or only whitespace) and no tool calls: not an answer."""
 
@@ -122,10 +147,27 @@ def status_error(status, message, headers=None, raw="") -> APIStatusError:
     RAW is the whole body: a server may put "context_length_exceeded" in a `code` field only.
     """
     cls = _STATUS_CLASSES.get(status) or (InternalServerError if status >= 500 else APIStatusError)
-    lowered = f"{message} {raw}".casefold()
+    page = is_html(raw)
+    lowered = "" if page else f"{message} {raw}".casefold()
     if cls is BadRequestError and any(words in lowered for words in CONTEXT_WORDS):
         cls = ContextLengthError
-    return cls(message, status, headers)
+    error = cls("" if page else message, status, headers,
+                detail=f"HTTP {status}: an HTML page titled {html_title(raw)!r}" if page else None)
+    if page:
+        error.page_title = html_title(raw)
+    return error
+
+
+def is_html(text) -> bool:
+    return str(text or "").lstrip()[:1] == "<"
+
+
+def html_title(text) -> str:
+    """The <title> of an HTML page, as the page wrote it (entities decoded, one line, shortened), or ''."""
+    import html
+    import re
+    found = re.search(r"<title[^>]*>(.*?)</title", str(text)[:65536], re.IGNORECASE | re.DOTALL)
+    return shortened(html.unescape(found.group(1)), 80) if found else ""
 
 
 def base_url_of(location) -> str:
@@ -146,6 +188,14 @@ def _quoted(exc):
     """The server's words, shortened, inside Chinese quotation marks."""
     text = shortened(exc.message or "", MAX_DETAIL)
     return f"“{text}”" if text else "（没有说明）"
+
+
+def _said(exc):
+    """'服务端说明：“…”', or for an HTML error page our reading of it, quoting only the page's own title."""
+    if getattr(exc, "page_title", None) is None:
+        return f"服务端说明：{_quoted(exc)}"
+    title = f"，页面标题是“{exc.page_title}”" if exc.page_title else "，页面没有标题"
+    return f"回来的是一个 HTML 错误页（多半来自中间的网关或代理，而不是模型服务本身{title}）"
 
 
 TIMED_OUT = "请求超时"
@@ -174,13 +224,25 @@ def _retried(exc):
 
 def describe_api_error(exc: APIError, chat: bool = False) -> str:
     """One Chinese sentence per failure class, for the person; most specific class first."""
+    if isinstance(exc, DeadlineReached):
+        return _deadline_description(exc)
     if exc.asked_wait is not None:
         return (f"错误：模型服务要求等待 {exc.asked_wait:.0f} 秒后再试（HTTP {exc.status}），"
                 "超过了自动等待的上限 60 秒，所以没有重试。请过这段时间后再问。")
     for cls, describe in _DESCRIPTIONS:
         if isinstance(exc, cls):
             return describe(exc, chat)
-    return f"错误：模型 API 出错，服务端说明：{_quoted(exc)}。请稍后再试。"
+    return f"错误：模型 API 出错，{_said(exc)}。请稍后再试。"
+
+
+def _deadline_description(exc):
+    before = f"最后一次失败是{failure_kind(exc.last)}{_retried(exc.last)}；" if exc.last is not None else ""
+    if exc.wait is not None:
+        stopped = f"下一次重试要先等 {exc.wait:.1f} 秒，而期限只剩 {max(exc.left, 0):.1f} 秒，所以没有再等，立即停下"
+    else:
+        stopped = "没有时间再发一次请求了"
+    return (f"错误：这个问题已用完整个期限 {exc.seconds:g} 秒（含重试和工具的时间）。{before}{stopped}。"
+            "请稍后再问；网络一直很慢时可以调大环境变量 DEEPSEEK_DEADLINE（秒）。")
 
 
 def _status_description(exc, chat):
@@ -193,11 +255,11 @@ def _status_description(exc, chat):
         return (f"错误：模型 API 返回重定向 {status}（指向 {shortened(where, MAX_DETAIL)}），没有跟随。"
                 f"请把 DEEPSEEK_BASE_URL 改成 {base_url_of(where)}（程序会自己加上 /chat/completions）。")
     if status == 404:
-        return (f"错误：模型 API 返回 404，服务端说明：{_quoted(exc)}。请检查 DEEPSEEK_BASE_URL"
+        return (f"错误：模型 API 返回 404，{_said(exc)}。请检查 DEEPSEEK_BASE_URL"
                 "（不要带 /chat/completions）和 DEEPSEEK_MODEL。")
     if 400 <= status < 500:
-        return f"错误：请求被拒绝（{status}），服务端说明：{_quoted(exc)}。重试不会有用，请检查问题或设置。"
-    return f"错误：模型 API 返回 {status}{_retried(exc)}，服务端说明：{_quoted(exc)}。请稍后再试。"
+        return f"错误：请求被拒绝（{status}），{_said(exc)}。重试不会有用，请检查问题或设置。"
+    return f"错误：模型 API 返回 {status}{_retried(exc)}，{_said(exc)}。请稍后再试。"
 
 
 _DESCRIPTIONS = (
@@ -212,11 +274,12 @@ _DESCRIPTIONS = (
     (ContextLengthError, lambda exc, chat: "错误：对话超过了模型的最大上下文长度（400）。"
         + ("可以用 /reset 清空对话后重来。" if chat else "请把问题改短后再试。")),
     (BadRequestError, lambda exc, chat:
-        f"错误：请求被拒绝（400），服务端说明：{_quoted(exc)}。请检查 DEEPSEEK_MODEL 等设置。"),
+        f"错误：请求被拒绝（400），{_said(exc)}。请检查 DEEPSEEK_MODEL 等设置。"),
     (APITimeoutError, lambda exc, chat:
         f"错误：模型 API {TIMED_OUT}（{exc.message}{_retried(exc)}）。请稍后再试，或调大环境变量 DEEPSEEK_TIMEOUT（秒）。"),
     (IncompleteResponseError, lambda exc, chat:
-        f"错误：模型服务的{INCOMPLETE}（{exc.message}{_retried(exc)}）。请稍后再试；一直这样请检查网络、代理或 DEEPSEEK_BASE_URL。"),
+        f"错误：模型服务的{INCOMPLETE}（{exc.message}{_retried(exc)}）：回应在半路被切断了，多半是网络或中间的代理断开了连接。"
+        "请稍后再试；一直这样请检查网络或代理。"),
     (MalformedResponseError, lambda exc, chat:
         f"错误：模型服务的回应不是有效的 HTTP（{exc.message}{_retried(exc)}）。请检查 DEEPSEEK_BASE_URL 指向的服务，"
         "或中间的代理。"),
@@ -225,6 +288,11 @@ _DESCRIPTIONS = (
     (APIStatusError, _status_description),
     (ServerReportedError, lambda exc, chat:
         f"错误：模型服务没有给出回答，而是返回了错误说明：{_quoted(exc)}。请稍后再试。"),
+    (EmptyChoicesError, lambda exc, chat:
+        "错误：模型服务回了 200，但 choices 是空的，没有任何回答。这常见于内容过滤（服务端把整个回答拦下了）；"
+        "可以换个问法再试。这次没有重试：请求可能已经计费。"),
+    (NotJSONError, lambda exc, chat: f"错误：模型服务回了 200，但{exc.message}。没有重试：这次请求可能已经计费。"
+                                     "一直这样请检查 DEEPSEEK_BASE_URL 是否指向兼容 OpenAI 的 /chat/completions 服务。"),
     (EmptyReplyError, lambda exc, chat:
         "错误：模型返回了空回答（没有文字，也没有工具调用）。可以再问一次或换个问法；一直这样请检查 DEEPSEEK_MODEL。"),
     (ReplyError, lambda exc, chat: f"错误：模型服务的响应不能用：{exc.message}。请检查 DEEPSEEK_BASE_URL 是否指向"

@@ -1,20 +1,27 @@
-"""Reading a short follow-up question the way a person would: together with the question before it.
+"""Reading a question that leans on the ones before it, the way a person would.
 
 The offline demo model gets the whole conversation, as a real model does; this is how it reads
-a question that leans on the previous one (the real model needs no such rule):
+a question that leans on the previous one (the real model needs no such rule). One general rule, and one
+shape of question that names a new subject:
 
-- "那向量检索呢？", "那 400 呢？" (a bare subject, with 呢): the previous question asked again
-  about the new subject ("BM25 有什么缺点？" -> "向量检索 有什么缺点？");
-- "那缺点呢？" (an ASPECTS word, with 呢): the aspect asked about the previous subject;
-- "它的缺点是什么？", "这个要怎么调？" (short, with a word pointing back, POINTING): that word
-  stands for the previous question's subject.
+- a question with no subject of its own (no name of anything a note is about: "它有什么缺点？", "为什么？",
+  "那怎么办？", "有什么坑？", "最短要多长？"): the subject names of the question before it (or what that one
+  carried) join it as its setting, "向量检索，它有什么缺点？". A clause without an asking word is only what the
+  question is about, so the carried names weigh less than what is asked (`passages.SETTING_SHARE`);
+- "那向量检索呢？", "那 400 呢？" (a subject with 呢 and no asking word): the previous question asked again
+  about the new subject ("BM25 有什么缺点？" -> "向量检索有什么缺点？"); "那缺点呢？" (an ASPECTS word):
+  the aspect asked about the previous subject.
 
-The subject of a question is what comes before its first asking or linking word (SUBJECT_END),
-after an opening such as 什么是 or 请问.
-Any other question is read as it is. A question read this way is what the next one leans on, so
-follow-ups can follow each other. Shared with: `demo_model` (`read_in_context`).
+Subject names are the names the notes' alias lines give their key terms (`subject_names`). The subject of a
+question as written is what comes before its first asking or linking word (SUBJECT_END), after an opening
+such as 什么是 or 请问. A question read this way is what the next one leans on, so follow-ups can follow each
+other. `Reading.restated` says in plain Chinese how a follow-up was read, quoting the question it leans on.
+Shared with: `demo_model` (`read_conversation`, `Reading`).
 """
 import re
+from dataclasses import dataclass
+
+from .text import normalize
 
 MAX_FOLLOW_UP = 16  # characters: a longer question carries its own subject
 ASPECTS = r"(?:它的|它)?(?:缺点|优点|好处|坏处|区别|原因|例子|代价|风险|用法|做法|限制|作用|适用场景)"
@@ -60,3 +67,85 @@ def read_in_context(questions) -> str:
     for question in questions:
         read = read_with(question, read)
     return read
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How the last question of a conversation is read: `question` (what is searched and scored), `carried`
+    (subject names taken from the question before, empty when it has its own), `restated` (a note for the
+    person, empty when the question is read as written)."""
+
+    question: str
+    carried: tuple = ()
+    restated: str = ""
+
+
+def subject_names(question, vocabulary) -> list:
+    """The names of VOCABULARY (alias names, normalized) that QUESTION says, in the order it says them, none
+    inside a longer one found, each as written in the question; a Latin name only as a whole word."""
+    asked = normalize(question)
+    found = sorted({name for name in vocabulary if _says(asked, name)}, key=len, reverse=True)
+    kept = [name for index, name in enumerate(found) if not any(name in longer for longer in found[:index])]
+    return [written for _, written in sorted(_as_written(question, asked, name) for name in kept)]
+
+
+def _as_written(question, asked, name):
+    """(position, the words of QUESTION that NAME stands for); the normalized form where they differ in length."""
+    found = re.search(re.escape(name), question, re.IGNORECASE)
+    return (found.start(), found.group()) if found else (asked.find(name), name)
+
+
+def _says(asked, name):
+    if len(name) < 2:
+        return False
+    if not name.isascii():
+        return name in asked
+    return re.search(rf"(?<![a-z0-9]){re.escape(name)}(?![a-z0-9])", asked) is not None
+
+
+CARRIED_QUESTIONS = 2  # the subjects of this many questions before a follow-up join it
+
+
+def read_conversation(questions, vocabulary) -> Reading:
+    """The last of QUESTIONS as meant after the ones before it (each read the same way)."""
+    reading, subjects, previous = Reading(""), [], ""
+    for question in questions:
+        question = question.strip()
+        reading = _read_one(question, (previous, reading.question), subjects[-CARRIED_QUESTIONS:], vocabulary)
+        subjects.append(tuple(subject_names(reading.question, vocabulary)) or reading.carried)
+        previous = question
+    return reading
+
+
+def _read_one(question, before, subjects, vocabulary) -> Reading:
+    """QUESTION after BEFORE = (the previous question as asked, as read), SUBJECTS the names of the last few."""
+    previous, previous_read = before
+    if not previous:
+        return Reading(question)
+    own = subject_names(question, vocabulary)
+    renamed = _same_question_new_subject(question, previous_read, vocabulary)
+    if renamed:
+        return Reading(renamed, (), f"（接着上一问，理解为：{renamed}）")
+    carried = tuple(dict.fromkeys(name for names in reversed(subjects) for name in names))
+    if own or not carried:
+        return Reading(question)
+    names = "、".join(carried)
+    return Reading(f"{names}，{question}", carried,
+                   f"（这一问没有写出问的是什么，接着上一问“{_shortened(previous)}”，按“{names}”来找。）")
+
+
+def _same_question_new_subject(question, previous, vocabulary):
+    """"那向量检索呢？" after "关键词检索适合什么场景？" -> "向量检索适合什么场景？" (the previous question's first
+    subject name replaced); an aspect ("那缺点呢？") or a previous question without names: `read_with`."""
+    with_ne = _WITH_NE.match(question)
+    named = subject_names(previous, vocabulary)
+    if with_ne and named and re.fullmatch(ASPECTS, with_ne.group(1)):  # "那缺点呢？": the aspect of that subject
+        return f"{named[0]}的{with_ne.group(1).removeprefix('它的').removeprefix('它')}是什么？"
+    if with_ne and named and not _ASKING_WORDS.search(with_ne.group(1)):
+        return previous.replace(named[0], with_ne.group(1), 1)
+    read = read_with(question, previous)
+    return read if read != question and not POINTING.search(question) else None
+
+
+def _shortened(text, limit=30):
+    return text if len(text) <= limit else text[:limit] + "…"

@@ -15,22 +15,17 @@ snippet); an exact phrase found in it is a body hit, and `ranking` indexes its w
 """
 import functools
 import re
-import unicodedata
 from pathlib import Path
+
+from .ranking import ranked_hits
+from .text import WHITESPACE, normalize
 
 NOTES_DIR = Path(__file__).resolve().parent.parent / "notes"
 NOTE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
 SNIPPET_CONTEXT = 40  # characters of original text kept on each side of a hit
-_WHITESPACE = re.compile(r"\s+")
 _ALIAS_LINE = re.compile(r"^别名[：:](.*)$", re.MULTILINE)
 _GROUP_SEPARATOR = re.compile(r"[；;]")
 _NAME_SEPARATOR = re.compile(r"[、，,]")
-
-
-@functools.lru_cache(maxsize=8192)  # the same note sentences are compared for every question
-def normalize(text: str) -> str:
-    """The form used only for comparing: NFKC, casefold, trim, whitespace runs -> one space."""
-    return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
 
 
 class NotesError(ValueError):
@@ -112,7 +107,6 @@ def search(query: str, notes=None, limit=5) -> list:
     exact = title_hits + body_hits
     hits = [{"note_id": note.id, "title": note.title, "snippet": snippet(note, phrase)} for note in exact[:limit]]
     if len(hits) < limit:
-        from .ranking import ranked_hits
         hits += ranked_hits(phrase, ordered, exclude={note.id for note in exact}, limit=limit - len(hits),
                             whole=bool(exact))
     return hits
@@ -153,4 +147,4 @@ def _first(lo, hi, holds):
 
 
 def _one_line(text):
-    return _WHITESPACE.sub(" ", text).strip()
+    return WHITESPACE.sub(" ", text).strip()

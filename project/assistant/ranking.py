@@ -1,6 +1,6 @@
 """Ranked search over the notes for questions in a learner's own words: character bigrams + BM25.
 
-Chinese has no spaces between words, so text (already normalized by `notes.normalize`) is cut
+Chinese has no spaces between words, so text (already normalized by `text.normalize`) is cut
 into terms the way note A03 describes: runs of Chinese characters become overlapping
 two-character terms ("向量检索" -> 向量, 量检, 检索), Latin letters and digits become words.
 Question words and particles (STOP_WORDS, STOP_CHARACTERS) are cut out first, so "什么" or
@@ -23,6 +23,8 @@ hold every term. Shared with: `notes.search` (`ranked_hits`; `best_sentence` giv
 import math
 import re
 
+from .text import normalize
+
 TITLE_WEIGHT = 3
 MIN_SHARE = 0.45
 UNKNOWN_TERM_WEIGHT = 1.5
@@ -38,7 +40,9 @@ STOP_CHARACTERS = set("的了吗呢吧啊呀和与及或在是把被对就也都
 ENGLISH_STOP_WORDS = {"a", "an", "the", "of", "to", "is", "are", "and", "or", "in", "on", "for", "what", "how"}
 # Words a learner uses for what the notes say in other words (keyword search cannot know them): each
 # group's terms count as one term, so a note holding any of them holds the question's word.
-SYNONYMS = (("切分", "分块", "切块"), ("同意", "批准"), ("区别", "不同"), ("出错", "错误", "失败"), ("编造", "瞎编", "胡编"))
+SYNONYMS = (("切分", "分块", "切块"), ("同意", "批准"), ("区别", "不同"), ("出错", "错误", "失败"), ("编造", "瞎编", "胡编"),
+            # English names for words of A03, a note the harness watches: its alias line stays as it is
+            ("重排", "rerank", "reranker", "reranking", "精排"), ("余弦", "cosine"))
 _ALTERNATIVES = {term: group for group in SYNONYMS for term in group}
 _CHINESE = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _PIECES = re.compile(f"[a-z0-9]+|[{_CHINESE}]+")
@@ -199,7 +203,6 @@ def sentences(text) -> list:
 
 def held_weight(sentence, weights) -> float:
     """How much of a query's {term: weight} one sentence holds."""
-    from .notes import normalize
     held = set(terms(normalize(sentence)))
     return sum(weight for term, weight in weights.items() if held.intersection(alternatives(term)))
 
