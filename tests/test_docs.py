@@ -19,9 +19,10 @@ as everywhere; only line ends (`\r\n`) and suggested commands (`py -3`) differ t
 Commands run without a shell, so the test runs on Windows too: `python3` is this interpreter
 (sys.executable) with -S, since the workspace needs the standard library only and a heavy
 site-packages would otherwise dominate the start-up time; leading `NAME=value` words set
-environment variables; `cd`, `pushd`, `popd`, `cp`, `rm`, `mv`, `mkdir` and `echo $?` are done here with their
-POSIX meaning (COMMANDS; pushd's list of folders is not printed). Every command in SKIPPED is not run (each entry must still appear); any other
-command fails the test, so a document cannot quietly show a command nobody ran.
+environment variables; `cd`, `pushd`, `popd`, `cp`, `rm`, `mv`, `mkdir` and `echo $?` are done here with
+their POSIX meaning (COMMANDS; pushd's list of folders is not printed). Every command in SKIPPED is not run
+(each entry must still appear); any other command fails the test, so a document cannot quietly show a
+command nobody ran.
 Shares with the rest of the suite only tests/support.py (the temporary copy).
 """
 import atexit
