@@ -8,16 +8,49 @@ same file on every OS), the claim of a new record folder by name, safe reads of 
 holds (never a link, FIFO or device; never past a cap), line-end helpers, and the one table of Chinese
 glosses of error types. Verifiers share this file with the programs they check because none of it
 decides a verdict.
+
+It is imported first by every program, and refuses a Python older than 3.11 before any other import: so
+everything above that check must parse and run on old Pythons (3.8 and newer are tested).
 """
-import argparse
-import json
-import os
-import re
-import signal
-import stat
 import sys
-import time
-from pathlib import Path
+
+MINIMUM_PYTHON = (3, 11)
+
+
+def old_python(version, program, executable):
+    """The one Chinese line that refuses Python VERSION (a sys.version_info) for PROGRAM (as typed) run by
+    EXECUTABLE; None when VERSION is new enough."""
+    if tuple(version[:2]) >= MINIMUM_PYTHON:
+        return None
+    return ("{0}：需要 Python 3.11 或更高版本，而运行它的是 Python {1}.{2}.{3}（{4}）。请先安装新版本："
+            "从 python.org 下载，或用 Microsoft Store（Windows）、Homebrew（macOS：brew install python）、"
+            "系统的包管理器（Linux，例如 sudo apt install python3.11）；再用新版本运行它"
+            "（例如 python3.11 {0}；Windows 的 py -3 会选装好的最新版本）。").format(
+                program, version[0], version[1], version[2], executable or "python")
+
+
+def refuse_old_python():
+    """Exit 2 with old_python()'s line on stderr when this Python is too old; nothing else has run yet."""
+    message = old_python(sys.version_info, (sys.argv[0] if sys.argv else "") or "python", sys.executable)
+    if message:
+        try:
+            sys.stderr.reconfigure(errors="backslashreplace")  # a console without Chinese gets escapes
+        except (AttributeError, ValueError):
+            pass
+        sys.stderr.write(message + "\n")
+        raise SystemExit(2)
+
+
+refuse_old_python()
+
+import argparse  # noqa: E402 (everything below may need Python 3.11)
+import json  # noqa: E402
+import os  # noqa: E402
+import re  # noqa: E402
+import signal  # noqa: E402
+import stat  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 EXIT_OK, EXIT_STOP, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 STALE_LOCK_SECONDS = 10  # a claim takes milliseconds: an older one was left by a killed process
@@ -70,13 +103,24 @@ def display_path(path):
     """
     path = Path(path)
     try:
-        shown = os.path.relpath(path)
+        # as given, then with its folder resolved: the current folder is always resolved, so a path through a
+        # link (macOS's /tmp -> /private/tmp) would otherwise climb to the root and down again
+        shown = min((os.path.relpath(candidate) for candidate in (path, _folder_resolved(path))),
+                    key=lambda text: text.split(os.sep).count(".."))
     except ValueError:  # another drive on Windows: only the full path works
         shown = str(path)
     else:
         if shown.split(os.sep)[:3].count("..") > 2:
             shown = os.path.abspath(path)  # not resolved: a link keeps its own name
     return shown.replace(os.sep, "/")
+
+
+def _folder_resolved(path):
+    """PATH with its folder's links resolved; PATH itself, a link, keeps its own name."""
+    try:
+        return Path(path).absolute().parent.resolve() / Path(path).name
+    except OSError:
+        return Path(path)
 
 
 def workspace_path(path, root):
@@ -164,26 +208,63 @@ class _ChineseHelpFormatter(argparse.HelpFormatter):
 class ChineseArgumentParser(argparse.ArgumentParser):
     """argparse whose help and errors are wholly Chinese; a bad argument always exits 2.
 
-    Abbreviated options are refused, so no English "ambiguous option" message can appear.
+    Abbreviated options are refused, so no English "ambiguous option" message can appear; a mistyped option
+    is named with the nearest real one. USAGE is given as the lines that follow the program's name (a tuple):
+    they are shown one under another, the same on every Python and terminal (argparse's own wrapping differs).
     """
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, usage=None, **kwargs):
         kwargs.setdefault("allow_abbrev", False)
         kwargs.setdefault("formatter_class", _ChineseHelpFormatter)
         add_help = kwargs.pop("add_help", True)
         super().__init__(*args, add_help=False, **kwargs)
+        if usage:  # under the first line's words: "用法：" and the name take len(prog) + 4 columns
+            self.usage = "%(prog)s " + ("\n" + " " * (len(self.prog) + 4)).join(usage)
         self._positionals.title, self._optionals.title = "位置参数", "选项"
         if add_help:
             self.add_argument("-h", "--help", action="help", default=argparse.SUPPRESS, help="显示本帮助并退出")
+
+    def add_subparsers(self, **kwargs):
+        kwargs.setdefault("prog", self.prog)  # a command's name follows the program's, not its whole usage
+        return super().add_subparsers(**kwargs)
 
     def format_help(self):
         # argparse ends each section title with an ASCII colon; Chinese titles take the full-width one
         return re.sub(r"^(\S[^\n]*?):$", r"\1：", super().format_help(), flags=re.MULTILINE)
 
+    def parse_known_args(self, args=None, namespace=None):
+        self._typed = list(sys.argv[1:] if args is None else args)  # what error() looks through for a typo
+        return super().parse_known_args(args, namespace)
+
     def error(self, message):
         self.print_usage(sys.stderr)
-        say(f"{self.prog}：参数错误：{chinese(message)}\n用 --help 查看用法。")
+        say(f"{self.prog}：参数错误：{self._unknown_option() or chinese(message)}\n用 --help 查看用法。")
         sys.exit(EXIT_USAGE)
+
+    def _unknown_option(self):
+        """A typed word that looks like an option but is none of this parser's (or its commands'), named with
+        the nearest one: argparse itself would first complain that the option meant (`--scenario`) is missing."""
+        known = self._options()
+        for word in getattr(self, "_typed", []):
+            if word == "--":
+                break
+            name = word.split("=", 1)[0]
+            if word.startswith("-") and len(word) > 1 and not self._negative_number_matcher.match(word) \
+                    and name not in known:
+                import difflib  # only for a typo
+                nearest = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+                return (f"无法识别的选项 {name}：是不是想写 {nearest[0]}？" if nearest else
+                        f"无法识别的选项 {name}（可用的选项：{'、'.join(sorted(known))}）。")
+        return None
+
+    def _options(self):
+        """Every option string of this parser and of its commands' parsers."""
+        known = set(self._option_string_actions)
+        for action in self._actions:
+            for parser in (getattr(action, "choices", None) or {}).values() if isinstance(
+                    action, argparse._SubParsersAction) else ():
+                known |= parser._options() if isinstance(parser, ChineseArgumentParser) else set()
+        return known
 
 
 # --- records -------------------------------------------------------------------------------------
@@ -219,6 +300,19 @@ def loads_strict(text):
     return json.loads(text, object_pairs_hook=_object_without_duplicates)
 
 
+def json_error_place(exc):
+    """Where a json.JSONDecodeError EXC is, as "第 L 行第 C 列", the same on every Python.
+
+    Python 3.13 places a trailing comma's error at the comma; 3.11 and 3.12 at what follows it (the closing
+    bracket, often on the next line). The documents show 3.11's place, so every version reports that one.
+    """
+    position = exc.pos
+    if exc.msg.startswith("Illegal trailing comma"):
+        position = len(exc.doc) - len(exc.doc[exc.pos + 1:].lstrip(" \t\n\r"))
+    line, column = exc.doc.count("\n", 0, position) + 1, position - exc.doc.rfind("\n", 0, position)
+    return f"第 {line} 行第 {column} 列"
+
+
 def read_json(path):
     """Strict JSON from a UTF-8 file, a BOM allowed (PowerShell writes one)."""
     return loads_strict(Path(path).read_bytes().decode("utf-8-sig"))
@@ -252,7 +346,7 @@ def loads_record(data):
     except json.JSONDecodeError as exc:
         if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
             raise RecordError("在结尾处中断（内容不完整，被截断）", "cut") from None
-        raise RecordError(f"不是合法的 JSON（第 {exc.lineno} 行第 {exc.colno} 列）", "not_json") from None
+        raise RecordError(f"不是合法的 JSON（{json_error_place(exc)}）", "not_json") from None
     except RecordError:
         raise
     except ValueError:  # e.g. an integer longer than Python converts

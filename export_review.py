@@ -18,12 +18,12 @@ the task document; the rule messages are the contract between the two.
     python3 export_review.py CANDIDATE.json --out DIR
     exit 0 exported, 1 rejected (the rule's message on stderr), 2 bad arguments or DIR exists, 130 Ctrl-C
 """
+import cli  # first: it refuses a Python older than 3.11 before anything else runs
+
 import hashlib
 import json
 import re
 from pathlib import Path
-
-import cli
 
 ROOT = Path(__file__).resolve().parent
 NOTES_DIR = ROOT / "project" / "notes"
@@ -68,7 +68,7 @@ def read_candidate(path):
                               "请只保留其中一个后再试。") from None
     except json.JSONDecodeError as exc:
         raise ValidationError(
-            f"候选文件不是合法的 JSON：第 {exc.lineno} 行第 {exc.colno} 列附近有语法错误。") from None
+            f"候选文件不是合法的 JSON：{cli.json_error_place(exc)}附近有语法错误。") from None
     except (ValueError, RecursionError):  # a number too long to read, or nesting too deep
         raise ValidationError("候选文件不是合法的 JSON：含有过长的数字或嵌套过深的结构。") from None
 
@@ -257,6 +257,7 @@ def file_trouble(exc):
 
 def parse_arguments(argv):
     parser = cli.ChineseArgumentParser(
+        usage=("[-h] --out OUT_DIR CANDIDATE",),
         description="校验候选复习卡片，通过后导出 review.md 与 cards.json。",
         epilog="退出码：0 已导出；1 候选违反机械规则（stderr 给出规则）或文件不可读；2 参数错误或输出目录已存在；"
                "130 被 Ctrl-C 中断。",

@@ -20,13 +20,13 @@ other programs call in-process; this file knows nothing of what calls it. The ve
 tests/test_watched_lists.py compares every copy with docs/harness/TASK.md.
 """
 try:
+    import cli  # first: it refuses a Python older than 3.11 before anything else runs
+
     import hashlib
     import os
     import sys
     import time
     from pathlib import Path
-
-    import cli
 except KeyboardInterrupt:  # Ctrl-C while Python is still loading this script: nothing exists yet
     if __name__ != "__main__":
         raise
@@ -158,10 +158,10 @@ def fail(record, step, status, error_type, message):
 
 
 def check(root=ROOT):
-    """What --check prints: are the watched files here, is Python new enough?"""
+    """What --check prints: are the watched files here? (A Python older than 3.11 never gets this far: importing
+    cli refused it, in the one line every program says.)"""
     missing = [rel for rel in WATCHED_FILES if not (Path(root) / rel).is_file()]
-    python_ok = sys.version_info >= (3, 11)
-    return {"ready": python_ok and not missing, "missing": missing,
+    return {"ready": not missing, "missing": missing,
             "watched_files": len(WATCHED_FILES), "python": "%d.%d.%d" % sys.version_info[:3]}
 
 
@@ -195,12 +195,13 @@ class Session:
 
 def parse_arguments(argv):
     parser = cli.ChineseArgumentParser(
+        usage=("[-h] (--check | --run NAME)", f"[--sample {{{','.join(SAMPLES)}}}]"),
         description="导出任务的单次 Harness：检查环境，或在新的 runs/NAME/ 中运行一次导出与验证。",
         epilog="退出码：0 就绪 / needs_review；1 未就绪 / failed / needs_human；"
                "2 参数错误或运行名已被使用（不区分大小写）；130 被 Ctrl-C 中断。",
     )
     mode = parser.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--check", action="store_true", help="检查 14 个受监视文件与 Python 版本")
+    mode.add_argument("--check", action="store_true", help="检查 14 个受监视文件（Python 低于 3.11 时每个脚本都会先拒绝运行）")
     mode.add_argument("--run", metavar="NAME", help="新的运行名（runs/NAME/ 不得已存在，不区分大小写）")
     parser.add_argument("--sample", choices=SAMPLES, help="要导出的固定样例")
     args = parser.parse_args(argv)
@@ -227,9 +228,8 @@ def check_command(session):
     if result["ready"]:
         cli.say("环境就绪。")
     else:
-        missing = "、".join(result["missing"]) or "无"
-        cli.say(f"环境未就绪：缺少 {missing}；Python {result['python']}（需要 3.11 或更高）。缺文件时从课程 ZIP 里"
-                f"重新取出它们（或用你改动前留的备份放回），不要自己重写；然后再运行 {cli.command(ROOT / 'harness.py', '--check')}。")
+        cli.say(f"环境未就绪：缺少 {'、'.join(result['missing'])}。请从课程 ZIP 里重新取出这些文件（或用你改动前留的备份"
+                f"放回），不要自己重写；然后再运行 {cli.command(ROOT / 'harness.py', '--check')}。")
     session.print_line(result)
     return cli.EXIT_OK if result["ready"] else cli.EXIT_STOP
 

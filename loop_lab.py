@@ -50,6 +50,8 @@ except KeyboardInterrupt:  # in the instant before the handlers above were in pl
         pass
     raise SystemExit(130)
 
+import cli  # first: it refuses a Python older than 3.11 before anything else runs
+
 import json
 import math
 import os
@@ -58,7 +60,6 @@ import time
 from collections import namedtuple
 from pathlib import Path
 
-import cli
 import harness
 from cli import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOP, EXIT_USAGE, ChineseArgumentParser, NameTaken,
                  create_record_folder, display_path, print_json, say, use_safe_console, write_json_atomic)
@@ -970,6 +971,8 @@ def exception_from_child(error):
 
 def parse_arguments(argv):
     parser = ChineseArgumentParser(
+        usage=("[-h] --run NAME --scenario", f"{{{','.join(SCENARIOS)}}} [--max-attempts N]",
+               "[--max-seconds S] [--attempt-timeout S]"),
         description="第 14 篇的外层循环：在预算内根据反馈更换固定候选，停在 needs_review、停滞、预算耗尽或需要人工。",
         epilog="退出码：0 needs_review（机械通过，内容待审）；1 stalled / budget_exhausted / needs_human（受控停止，"
                "包括单次时限到了的 attempt_timeout）；2 参数错误或名称已用过；130 被 Ctrl-C 或终止信号中断。"

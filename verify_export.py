@@ -15,12 +15,12 @@ Shared with other files: only cli.py plumbing (strict JSON parsing, console outp
     python3 verify_export.py CANDIDATE.json|ARTIFACT_DIR
     exit 0 pass, 1 problems found (each named with its card number), 2 bad arguments, 130 Ctrl-C
 """
+import cli  # first: it refuses a Python older than 3.11 before anything else runs
+
 import hashlib
 import json
 import os
 from pathlib import Path
-
-import cli
 
 ROOT = Path(__file__).resolve().parent
 NOTES_DIR = ROOT / "project" / "notes"
@@ -191,7 +191,7 @@ def parse_candidate(raw):
     except cli.DuplicateKeyError as exc:
         return None, f"候选文件里同一个对象中的字段 {shown_key(exc.key)} 出现了两次：请只保留其中一个后再试。"
     except json.JSONDecodeError as exc:
-        return None, f"候选文件不是合法的 JSON：第 {exc.lineno} 行第 {exc.colno} 列附近有语法错误。"
+        return None, f"候选文件不是合法的 JSON：{cli.json_error_place(exc)}附近有语法错误。"
     except (ValueError, RecursionError):  # a number too long to read, or nesting too deep
         return None, "候选文件不是合法的 JSON：含有过长的数字或嵌套过深的结构。"
 
@@ -261,7 +261,8 @@ def load_artifact(folder):
     except cli.EvidenceError as exc:  # a link, FIFO or device is never opened; a file over the cap not read past it
         return f"产物里的 {exc}：导出器只写普通的小文件，这不是它写的，不能采信。"
     except OSError as exc:
-        return f"产物不完整：缺少 {Path(exc.filename).name}（{cli.display_path(folder)}）。"
+        missing = [name for name in ("review.md", "cards.json") if not os.path.lexists(folder / name)]
+        return f"产物不完整：缺少 {'、'.join(missing) or Path(exc.filename).name}（{cli.display_path(folder)}）。"
     try:
         review = review_bytes.decode("utf-8")
         record = cli.loads_strict(cards_bytes.decode("utf-8"))
@@ -339,6 +340,7 @@ NEXT_STEP = {
 def main(argv=None):
     cli.use_safe_console()
     parser = cli.ChineseArgumentParser(
+        usage=("[-h] TARGET",),
         description="独立核对候选 JSON 或导出的产物目录（不导入 export_review.py）。",
         epilog="退出码：0 通过；1 发现问题（逐条写明卡片编号）；2 参数错误；130 被 Ctrl-C 中断。",
     )

@@ -26,6 +26,8 @@ export_review.py is imported: the watched-file list (the one in docs/harness/TAS
 tests/test_watched_lists.py compares every copy), the record format, the samples and the
 fingerprint hashing are this file's own.
 """
+import cli  # first: it refuses a Python older than 3.11 before anything else runs
+
 import hashlib
 import json
 import os
@@ -34,7 +36,6 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
-import cli
 import verify_export
 
 WATCHED_FILES = (
@@ -502,12 +503,15 @@ def artifact_problems(record, evidence, notes_dir):
     artifact = record["artifact"]
     if type(artifact) is not dict or sorted(artifact) != list(ARTIFACT_FILES):
         return ["run.json 的 artifact 应记录 cards.json 与 review.md 的哈希。"]
+    if not os.path.lexists(evidence.run_dir / "artifact"):  # one fact, not a problem per missing file
+        return ["产物文件夹 artifact/ 不存在：记录说这次运行已导出并通过机械检查，产物却不见了（被移走或删除了）。"]
     written = {name: evidence.as_written(f"artifact/{name}", artifact[name]) for name in ARTIFACT_FILES}
     problems = [f"产物 artifact/{name} 被改动或删除了（与 run.json 记录的哈希不符）。"
                 for name, data in written.items() if data is None or sha256(data) != artifact[name]]
     with artifact_as_written(evidence, written) as folder:
         problems += verify_export.check_artifact(folder, notes_dir)
-    if not same_cards(written["cards.json"], evidence.as_written(INPUT_COPY, record["input"]["sha256"])):
+    cards = written["cards.json"]  # a missing cards.json is said above: no cards to compare with the input
+    if cards is not None and not same_cards(cards, evidence.as_written(INPUT_COPY, record["input"]["sha256"])):
         problems.append("产物里的卡片与输入副本不一致：产物不是由这份输入导出的。")
     return problems
 
@@ -561,6 +565,7 @@ CONCLUSION = {
 def main(argv=None):
     cli.use_safe_console()
     parser = cli.ChineseArgumentParser(
+        usage=("[-h] RUN_DIR",),
         description="独立核对一次 harness 运行：从目录里的文件重新推导状态。",
         epilog="退出码：0 记录一致（pass）；1 发现问题（fail）或需要人工（needs_human）；2 参数错误；130 被 Ctrl-C 中断。",
     )

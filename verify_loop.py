@@ -21,11 +21,12 @@ there. The course files (notes, samples, watched files) are read there too, exce
 check, where they come from the workspace holding this file, never from a submission.
 """
 try:  # Ctrl-C while Python is still loading this script: a Chinese line and 130, never a traceback
+    # cli first: it refuses a Python older than 3.11 before anything else runs
+    from cli import EXIT_OK, EXIT_STOP, ChineseArgumentParser, display_path, print_json, run, say, use_safe_console
     import os
     from pathlib import Path
 
     import verify_harness
-    from cli import EXIT_OK, EXIT_STOP, ChineseArgumentParser, display_path, print_json, run, say, use_safe_console
     from verifier.check import checked_loop, verify_loop
     from verifier.records import visible
 except KeyboardInterrupt:
@@ -63,6 +64,8 @@ def print_result(result, several):
 
 def parse_arguments(argv):
     parser = ChineseArgumentParser(
+        usage=("[-h] [--class SUBMISSIONS] [--report FILE.md]", "[--csv FILE.csv] [--feedback DIR] [--pack OUT.zip]",
+               "[--explain]", "[LOOP_DIR ...]"),
         description="独立核对一个或多个循环记录（loop-runs/NAME），或用 --class 核对全班的提交："
                     "按情景预期、子运行和上下文指纹重新推导结果。",
         epilog="退出码：0 每个循环都通过（--class：每个学生都 pass；--pack：打包的这一行是 pass）；1 有循环 fail 或 needs_human"

@@ -34,6 +34,7 @@ except KeyboardInterrupt:
         pass
     raise SystemExit(130)
 
+import workspace  # noqa: E402,F401  first: the workspace's cli.py refuses a Python older than 3.11
 import errno  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
@@ -578,18 +579,23 @@ def send(handler, status, data, content_type):
 
 def build_parser():
     parser = ChineseArgumentParser(
-        prog="app.py", description="笔记助手：依据 project/notes 里的笔记回答问题。", epilog=EXIT_CODES)
+        prog="app.py", usage=("[-h] 命令 ...",), description="笔记助手：依据 project/notes 里的笔记回答问题。",
+        epilog=EXIT_CODES)
     commands = parser.add_subparsers(dest="command", metavar="命令", required=True)
     ask = commands.add_parser("ask", help="问一个问题", epilog=EXIT_CODES_OF["ask"],
+                              usage=("[-h] [--json] [--offline] [--max-tokens N] 问题",),
                               description="问一个问题；工具调用和停止原因显示在 stderr。")
     ask.add_argument("question", metavar="问题", help="问题，例如 \"RAG 的步骤顺序是什么？\"")
     ask.add_argument("--json", action="store_true", help="stdout 只打印一行 JSON（字段见 README）")
     chat = commands.add_parser("chat", help="多轮对话（/reset 清空，/quit 退出）", epilog=EXIT_CODES_OF["chat"],
+                               usage=("[-h] [--offline] [--max-tokens N]",),
                                description="多轮对话：历史跨问题保留；/reset 清空，/quit 退出，Ctrl-C 中断当前回答。")
     search = commands.add_parser("search", help="搜索笔记，打印一行 JSON", epilog=EXIT_CODES_OF["search"],
+                                 usage=("[-h] 搜索词",),
                                  description="搜索 project/notes 里的笔记，stdout 打印一行 JSON：命中的笔记和片段。")
     search.add_argument("query", metavar="搜索词", help="要查找的短语")
     serve = commands.add_parser("serve", help="在 127.0.0.1 上打开网页（搜索 + 提问）", epilog=EXIT_CODES_OF["serve"],
+                                usage=("[-h] [--port PORT] [--offline]",),
                                 description="在 127.0.0.1 上打开网页（搜索 + 提问），只在本机可见；Ctrl-C 停止。")
     serve.add_argument("--port", type=int, default=8765, help="端口，默认 8765；0 表示自动选择")
     for command in (ask, chat, serve):

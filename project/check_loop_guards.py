@@ -11,6 +11,7 @@ recorded instead of slept, except where a wait itself is checked (the retry-afte
 real backoff of the app, the whole-request deadline), so the whole run takes about 5 seconds.
 The rules it checks are written out in docs/assistant/DESIGN.md.
 """
+import workspace  # noqa: F401  first: the workspace's cli.py refuses a Python older than 3.11
 import json
 import os
 import signal
@@ -524,7 +525,8 @@ def run_checks(lab, show):
 def main(argv=None):
     use_safe_console()
     parser = ChineseArgumentParser(
-        prog="check_loop_guards.py", description="用会故意出错的 mock 模型验收笔记助手的停止条件（约 5 秒）。",
+        prog="check_loop_guards.py", usage=("[-h] [--json]",),
+        description="用会故意出错的 mock 模型验收笔记助手的停止条件（约 5 秒）。",
         epilog="退出码：0 全部通过（SKIP 不算失败）；1 有检查失败；2 参数错误；130 被 Ctrl-C 中断。",
     )
     parser.add_argument("--json", action="store_true", help="stdout 只输出一行 JSON（逐项结果改到 stderr）")

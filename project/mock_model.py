@@ -32,6 +32,7 @@ begins with 【循环提醒】 (the app's loop reminder) is not a new question: 
 past it, and the heed-reminder mode answers once it sees one. Every mode is listed in MODES (and
 in --help and docs/assistant/DESIGN.md with what `ask --json` ends with).
 """
+import workspace  # noqa: F401  first: the workspace's cli.py refuses a Python older than 3.11
 import argparse
 import errno
 import json
@@ -570,7 +571,10 @@ def build_parser():
     modes = "\n".join(f"  {name:<12} {description}" for name, description in
                       ((name, spec[0]) for name, spec in MODES.items()))
     parser = ChineseArgumentParser(
-        prog="mock_model.py", description="会故意出错的本地模型服务（OpenAI 兼容），只监听 127.0.0.1。",
+        prog="mock_model.py", usage=(
+            "[-h] [--mode MODE] [--port PORT] [--max-seconds MAX_SECONDS]",
+            "[--retry-after RETRY_AFTER] [--slow-seconds SLOW_SECONDS]", "[--trickle-seconds TRICKLE_SECONDS]"),
+        description="会故意出错的本地模型服务（OpenAI 兼容），只监听 127.0.0.1。",
         epilog=(f"模式：\n{modes}\n\n一个服务同时提供所有模式：基础 URL 写成 http://127.0.0.1:PORT/mode/MODE/s/SESSION"
                 "\n（SESSION 由字母、数字、_、- 组成），每个会话从第 1 次请求算起；GET 基础URL/stats 查看计数，GET /ping 不计数。"
                 "\n\n退出码：0 到时自动停止，或按 Ctrl-C 停止；2 参数错误或端口不可用。"),

@@ -170,7 +170,7 @@ class AskOfflineTest(WorkspaceTestCase):
         self.assertIn("无法识别的字符", stderr)
         self.assertNoTraceback(stderr)
 
-    @unittest.skipIf(WINDOWS, "Windows: SIGTERM ends a process at once, chat cannot answer it")
+    @unittest.skipIf(WINDOWS, "Windows：SIGTERM 会直接结束进程，chat 来不及回答")
     def test_chat_ends_on_termination_at_the_prompt(self):
         env = {key: value for key, value in os.environ.items() if key != "DEEPSEEK_API_KEY"}
         proc = subprocess.Popen([sys.executable, str(self.root / "project" / "app.py"), "chat"], stdin=subprocess.PIPE,

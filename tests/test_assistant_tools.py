@@ -151,12 +151,12 @@ class FolderBoundaryAndCaps(unittest.TestCase):
             self.assertTrue(is_error)
             self.assertNotIn("不应被读到", content)
 
-    @unittest.skipIf(not hasattr(os, "symlink"), "no symlinks here")
+    @unittest.skipIf(not hasattr(os, "symlink"), "这里不能创建符号链接")
     def test_symlink_pointing_outside_is_not_a_note(self):
         try:
             (self.folder / "LINK.md").symlink_to(self.folder.parent / "SECRET.md")
         except OSError as exc:  # Windows without the privilege
-            self.skipTest(f"cannot create a symlink: {exc}")
+            self.skipTest(f"这里不能创建符号链接：{exc}")
         content, is_error = self.call("read_note", {"note_id": "LINK"})
         self.assertTrue(is_error)
         self.assertNotIn("不应被读到", content)

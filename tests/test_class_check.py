@@ -330,7 +330,7 @@ class ClassCheckTest(SharedWorkspaceTestCase):
 
     def test_names_cannot_fake_a_row_a_tag_or_a_formula(self):
         if ODD_NAME not in self.odd_names:
-            self.skipTest("this system refuses such a folder name")
+            self.skipTest("这个系统不允许这样的文件夹名")
         escaped = "| 甲\\|<b>乙<i>\\n\\| 丙 \\| pass \\| `x` \\| |  | pass |"
         self.assertIn(escaped, self.stderr)
         self.assertNotIn("\n| 丙 |", self.stderr)

@@ -10,6 +10,7 @@ import unittest
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from unittest import mock
+from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import cli  # noqa: E402
@@ -56,6 +57,9 @@ class ChineseParserTest(unittest.TestCase):
             ("p", "--count"): "参数 --count 后面需要一个值。",
             ("p", "--flag=1"): "参数 --flag 不接受值（收到 1）。",
             ("p", "q"): "无法识别的参数：q。",
+            ("p", "--cuont", "2"): "无法识别的选项 --cuont：是不是想写 --count？",
+            ("p", "--zzz"): "无法识别的选项 --zzz（可用的选项：--count、--flag、--help、--mode、-h）。",
+            ("--mdoe=a",): "无法识别的选项 --mdoe：是不是想写 --mode？",  # named before the missing PATH
         }
         for argv, expected in cases.items():
             with self.subTest(argv=argv):
@@ -169,24 +173,24 @@ class EvidenceReadTest(unittest.TestCase):
             with self.assertRaises(PermissionError):
                 cli.read_evidence(path, 10)
 
-    @unittest.skipUnless(hasattr(os, "mkfifo"), "os.mkfifo does not exist on this system (Windows)")
+    @unittest.skipUnless(hasattr(os, "mkfifo"), "这个系统（Windows）没有 os.mkfifo")
     def test_a_fifo_is_named_and_never_opened(self):
         path = self.folder / "run.json"
         os.mkfifo(path)  # opening it for reading would block until a writer came
         self.assertEqual(self.not_regular(path), "命名管道（FIFO）")
 
-    @unittest.skipUnless(os.path.exists("/dev/null") and os.path.exists("/dev/zero"), "no /dev/null here")
+    @unittest.skipUnless(os.path.exists("/dev/null") and os.path.exists("/dev/zero"), "这里没有 /dev/null")
     def test_a_device_is_named(self):
         self.assertEqual(self.not_regular("/dev/null"), "字符设备")
         self.assertEqual(self.not_regular("/dev/zero"), "字符设备")
 
-    @unittest.skipIf(os.name == "nt" or not os.path.exists("/dev/zero"), "symbolic links need extra rights on Windows")
+    @unittest.skipIf(os.name == "nt" or not os.path.exists("/dev/zero"), "Windows 上创建符号链接需要额外权限")
     def test_a_link_to_dev_zero_is_a_link_and_never_followed(self):
         path = self.folder / "run.json"
         path.symlink_to("/dev/zero")
         self.assertEqual(self.not_regular(path), "符号链接")
 
-    @unittest.skipUnless(hasattr(socket, "AF_UNIX"), "no Unix sockets here")
+    @unittest.skipUnless(hasattr(socket, "AF_UNIX"), "这里没有 Unix 套接字")
     def test_a_socket_is_named(self):
         path = self.folder / "s"
         server = socket.socket(socket.AF_UNIX)
@@ -325,7 +329,7 @@ class RecordFolderTest(unittest.TestCase):
             self.assertEqual(len(os.listdir(parent)), 1)
 
 
-@unittest.skipIf(WINDOWS, "Windows: os.kill(SIGTERM) ends the process at once, no handler runs")
+@unittest.skipIf(WINDOWS, "Windows：os.kill(SIGTERM) 会直接结束进程，处理函数来不及运行")
 class TerminationTest(unittest.TestCase):
     def test_sigterm_raises_terminated_which_is_a_keyboard_interrupt(self):
         previous = signal.getsignal(signal.SIGTERM)
@@ -347,8 +351,30 @@ class CommandTest(unittest.TestCase):
                          f'{PYTHON} "My Documents/verify_loop.py" loop-runs/a')
 
 
+class UsageTest(unittest.TestCase):
+    def test_the_usage_given_is_shown_line_under_line_at_any_width(self):
+        for width in ("40", "200"):
+            with self.subTest(width=width), mock.patch.dict(os.environ, COLUMNS=width):
+                made = cli.ChineseArgumentParser(prog="demo.py", usage=("[-h] --run NAME", "[--max-attempts N]"))
+                made.add_argument("--run", metavar="NAME")
+                made.add_argument("--max-attempts", metavar="N")
+                under = " " * len("用法：demo.py ")
+                self.assertEqual(made.format_usage(), f"用法：demo.py [-h] --run NAME\n{under}[--max-attempts N]\n")
+
+    def test_a_typo_in_a_commands_option_names_the_nearest(self):
+        made = cli.ChineseArgumentParser(prog="app.py", usage=("[-h] 命令 ...",))
+        ask = made.add_subparsers(dest="command", required=True).add_parser("ask", usage=("[-h] [--json] 问题",))
+        ask.add_argument("question")
+        ask.add_argument("--json", action="store_true")
+        self.assertEqual(ask.prog, "app.py ask")
+        err = io.StringIO()
+        with redirect_stderr(err), self.assertRaises(SystemExit):
+            made.parse_args(["ask", "--jsno", "问题"])
+        self.assertIn("app.py：参数错误：无法识别的选项 --jsno：是不是想写 --json？", err.getvalue())
+
+
 class DisplayPathTest(unittest.TestCase):
-    @unittest.skipIf(WINDOWS, "Windows: symbolic links need extra rights")
+    @unittest.skipIf(WINDOWS, "Windows：创建符号链接需要额外权限")
     def test_a_far_link_is_shown_by_its_own_name_not_its_target(self):
         with tempfile.TemporaryDirectory() as folder:
             root = Path(folder)
@@ -364,6 +390,22 @@ class DisplayPathTest(unittest.TestCase):
                 os.chdir(here)
             self.assertTrue(os.path.isabs(shown), shown)
             self.assertEqual(os.path.basename(shown), "link")
+
+    @unittest.skipIf(WINDOWS, "Windows：创建符号链接需要额外权限")
+    def test_a_folder_reached_through_a_link_is_still_shown_from_here(self):
+        """macOS's /tmp is /private/tmp: the current folder is resolved, a path given through the link is not."""
+        with tempfile.TemporaryDirectory() as folder:
+            real, link = Path(folder) / "real", Path(folder) / "link"
+            (real / "lesson-14" / "loop-runs" / "a").mkdir(parents=True)
+            link.symlink_to(real, target_is_directory=True)
+            here = Path.cwd()
+            os.chdir(link / "lesson-14")
+            try:
+                shown = cli.display_path(link / "lesson-14" / "loop-runs" / "a")
+                linked = cli.display_path(link / "lesson-14" / "loop-runs")
+            finally:
+                os.chdir(here)
+        self.assertEqual((shown, linked), ("loop-runs/a", "loop-runs"))
 
     def test_paths_are_relative_to_the_current_folder_with_slashes(self):
         here = Path.cwd()

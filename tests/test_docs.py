@@ -19,9 +19,10 @@ as everywhere; only line ends (`\r\n`) and suggested commands (`py -3`) differ t
 Commands run without a shell, so the test runs on Windows too: `python3` is this interpreter
 (sys.executable) with -S, since the workspace needs the standard library only and a heavy
 site-packages would otherwise dominate the start-up time; leading `NAME=value` words set
-environment variables; `cd`, `cp`, `rm`, `mv`, `mkdir` and `echo $?` are done here with their POSIX
-meaning (COMMANDS). Every command in SKIPPED is not run (each entry must still appear); any other
-command fails the test, so a document cannot quietly show a command nobody ran.
+environment variables; `cd`, `pushd`, `popd`, `cp`, `rm`, `mv`, `mkdir` and `echo $?` are done here with
+their POSIX meaning (COMMANDS; pushd's list of folders is not printed). Every command in SKIPPED is not run
+(each entry must still appear); any other command fails the test, so a document cannot quietly show a
+command nobody ran.
 Shares with the rest of the suite only tests/support.py (the temporary copy).
 """
 import atexit
@@ -109,6 +110,7 @@ class Shell:
 
     def __init__(self, cwd):
         self.cwd, self.code, self.skipped_used, self.ran = Path(cwd), 0, set(), 0
+        self.stack = []  # pushd's folders
         # The folder holding the copy, as given and as resolved (macOS: /var -> /private/var): shown as …
         folders = (Path(cwd).parent, Path(cwd).resolve().parent)
         self.outside = sorted({*map(str, folders), *(folder.as_posix() for folder in folders)}, key=len, reverse=True)
@@ -210,6 +212,15 @@ class Shell:
             raise ValueError(f"mv: {target} exists; the documents only move to new names")
         shutil.move(source, target)
 
+    def pushd(self, args):
+        self.stack.append(self.cwd)
+        self.cd(args)
+
+    def popd(self, args):
+        if args or not self.stack:
+            raise ValueError("popd: takes no argument, after a pushd")
+        self.cwd = self.stack.pop()
+
     def mkdir(self, args):
         parents = args[0] == "-p"
         for name in args[parents:]:
@@ -221,8 +232,8 @@ class Shell:
         return f"{self.code}\n"
 
 
-COMMANDS = {"cd": Shell.cd, "cp": Shell.cp, "rm": Shell.rm, "mv": Shell.mv, "mkdir": Shell.mkdir,
-            "echo": Shell.echo}
+COMMANDS = {"cd": Shell.cd, "pushd": Shell.pushd, "popd": Shell.popd, "cp": Shell.cp, "rm": Shell.rm, "mv": Shell.mv,
+            "mkdir": Shell.mkdir, "echo": Shell.echo}
 
 
 # Python's own message for a script it cannot find names the file in the platform's way (the scripts never do).
@@ -234,6 +245,16 @@ def decoded(data):
     text = data.decode("utf-8", errors="backslashreplace").replace("\r\n", "\n")
     text = MISSING_SCRIPT.sub(lambda found: found.group().replace(os.sep, "/"), text)
     return text.replace(f"{PYTHON} ", "python3 ")
+
+
+def disagreeing_figures(text):
+    """Loops of TEXT whose blocks show different seconds used at a time-budget stop: the masks hide each figure,
+    so two blocks pasted from two runs would pass one by one. {loop name: the figures} for each such loop."""
+    figures = {}
+    for _info, content, _line in fenced_blocks(text):
+        for name in set(re.findall(r"loop-runs/([\w.-]+)", content)):
+            figures.setdefault(name, set()).update(re.findall(r"已用 (\d+\.\d+) 秒(?:，达到| ≥)", content))
+    return {name: sorted(found) for name, found in figures.items() if len(found) > 1}
 
 
 def difference(shown, printed):
@@ -364,6 +385,14 @@ class DocumentsTest(WorkspaceTestCase):
         for text, expected in ((shown, []), (shown.replace(": 14,", ": 15,"), ["stdout"])):
             (group,) = command_groups("example", text)
             self.assertEqual([stream for stream, *_ in mismatches(group, run_and_print(shell, group))], expected)
+
+    def test_the_blocks_of_one_loop_come_from_one_run(self):
+        for document in DOCUMENTS:
+            with self.subTest(document=document):
+                self.assertEqual(disagreeing_figures((ROOT / document).read_text(encoding="utf-8")), {})
+        two_runs = ("```stderr\n[第 2 轮] 已用 3.004 秒，达到时间预算 1 秒：loop-runs/x/loop.json\n```\n"
+                    "```stderr\n核对过程：loop-runs/x\n  预算检查：已用 3.089 秒 ≥ 预算 1 秒\n```\n")
+        self.assertEqual(disagreeing_figures(two_runs), {"x": ["3.004", "3.089"]})
 
     def test_groups_and_masks(self):
         text = ("```sh\necho $?  # 上一条命令的退出码\n```\n\n"

@@ -268,6 +268,32 @@ class ExplainTest(ExplainTestCase):
                 # and under 100 columns, a Chinese character taking two
                 self.assertLess(sum(1 + (unicodedata.east_asian_width(char) in "WF") for char in line), 100, line)
 
+    def test_a_path_is_never_cut_by_the_wrap(self):
+        path = "/private/var/folders/x7/windows-behaviour-abc/linked-temp/lesson14-38sty9uz/lesson-14/runs/cut-off-01"
+        for head in ("停止：needs_human/attempt_timeout（", "  子运行：", "核对过程：很长的说明" * 5 + " "):
+            line = f"{head}{path} 超过单次时限被终止，结果不知道）：不按情景预期判断，交给人"
+            with self.subTest(head=head):
+                pieces = loop_explain.cut(line)
+                self.assertTrue(any(path in piece for piece in pieces), pieces)
+                self.assertGreater(len(pieces), 1)
+
+    def test_the_account_says_in_words_what_the_record_holds_as_codes(self):
+        """A record's JSON null or "missing" hash is said in Chinese, never as Python's None or the bare code."""
+        def never_stopped(rec):  # as a loop killed (kill -9) right after its first child ran leaves it
+            rec.update(status="running", reason=None, handoff=None, elapsed_seconds=0, finished_at=None)
+            rec["attempts"][0].update(state="running", status=None, feedback=None, decision=None, finished_at=None,
+                                      finished_offset=None)
+
+        def sample_was_missing(rec):
+            rec["attempts"][0]["candidate"]["sha256"] = "missing"
+        with self.forged("budget", never_stopped):
+            account = self.account(self.check("budget"))
+        self.assertIn("停止：running，没有停止原因（记录仍是 running", account)
+        with self.forged("budget", sample_was_missing):
+            account += self.account(self.check("budget"))
+        self.assertIn("提出候选：export bad-quote（当时 samples/bad-quote.json 不存在，没有哈希）", account)
+        self.assertNotRegex(account, r"None|missing|null")
+
     def test_the_loops_claim_is_shown_beside_the_verifiers(self):
         with self.forged("stuck", lambda rec: rec["attempts"][1].update(decision=decision("stop", "mechanical_pass"))):
             code, _stdout, stderr = self.main("loop-runs/stuck", "--explain")

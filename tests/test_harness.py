@@ -536,7 +536,7 @@ class InterruptTest(HarnessCase):
             "export_review.export_candidate = terminate\n"
             "cli.run(harness.main)\n", encoding="utf-8")
         if WINDOWS:
-            self.skipTest("Windows: os.kill(SIGTERM) ends the process at once, no handler runs")
+            self.skipTest("Windows：os.kill(SIGTERM) 会直接结束进程，处理函数来不及运行")
         code, out, err = self.run_cli("terminate_driver.py", "--run", "term", "--sample", "valid")
         self.assertEqual(code, 130, err)
         self.assertEqual(self.assertOneJsonLine(out), {"run": "term", "sample": "valid", "status": "interrupted"})

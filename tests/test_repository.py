@@ -89,7 +89,7 @@ class RepositoryTest(unittest.TestCase):
     def test_the_readme_lists_every_top_level_entry_and_document(self):
         tracked = git_files()
         if tracked is None:
-            self.skipTest("no git here: a learner's folder also holds the runs and ZIPs it made, git knows what ships")
+            self.skipTest("这里没有 git：学员的文件夹里还有自己生成的运行和 ZIP，只有 git 知道发布了哪些文件")
         listed = readme_listing()
         tops = {name.split("/")[0] for name in tracked}
         unlisted = sorted(top for top in tops

@@ -161,7 +161,7 @@ class LinkedWorkspaceTest(WorkspaceTestCase):
         try:
             os.symlink(self.root, self.link, target_is_directory=True)
         except OSError as exc:  # Windows without the right to make links
-            self.skipTest(f"cannot make a symbolic link here: {exc}")
+            self.skipTest(f"这里不能创建符号链接：{exc}")
 
     def test_a_path_is_relative_to_the_workspace_however_either_was_reached(self):
         real = self.root.resolve()

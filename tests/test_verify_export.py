@@ -195,6 +195,11 @@ class ArtifactTest(VerifierCase):
                 self.assertEqual(len(problems), 1)
                 self.assertTrue(problems[0].startswith(f"产物不完整：缺少 {name}"), problems)
                 folder.rename(self.root / f"used-{name}")
+        folder = self.exported()
+        for name in ("review.md", "cards.json"):
+            (folder / name).unlink()
+        (problem,) = verify_export.check_artifact(folder, self.notes)
+        self.assertTrue(problem.startswith("产物不完整：缺少 review.md、cards.json（"), problem)
 
     def test_note_edited_after_export_is_named(self):
         folder = self.exported()
@@ -327,7 +332,7 @@ class ForgedReviewTest(VerifierCase):
 
 class StrictCardsJsonTest(VerifierCase):
     def test_duplicate_key_is_named_with_the_file(self):
-        for key, old, new in (("title", b'  "title": ', b'  "title": "\u5047", "title": '),
+        for key, old, new in (("title", b'  "title": ', rb'  "title": "\u5047", "title": '),
                               ("quote", b'"quote": ', b'"quote": "x", "quote": ')):
             with self.subTest(key):
                 folder = self.exported()

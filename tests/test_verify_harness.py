@@ -381,6 +381,13 @@ class ForgedArtifactTest(VerifyCase):
         as_harness_saves(run_dir / "run.json", record)
         return candidate, record
 
+    def test_an_artifact_folder_taken_away_is_said_once(self):
+        """Not a problem per missing file, nor "not exported from this input": there is no artifact at all."""
+        run_dir = self.make_run("valid")
+        (run_dir / "artifact").rename(self.root / "artifact-backup")
+        result = self.assert_fails(run_dir, "产物文件夹 artifact/ 不存在")
+        self.assertEqual(len(result["problems"]), 1, result["problems"])
+
     def test_extra_card_with_every_hash_recomputed_fails(self):
         run_dir = self.make_run("valid")
         self.add_a_card(run_dir)
@@ -565,7 +572,7 @@ class HostileFileTest(VerifyCase):
         self.assertIn(said, result["problems"][0])
         return result
 
-    @unittest.skipUnless(hasattr(os, "mkfifo"), "os.mkfifo does not exist on this system (Windows)")
+    @unittest.skipUnless(hasattr(os, "mkfifo"), "这个系统（Windows）没有 os.mkfifo")
     def test_a_fifo_at_every_evidence_path_fails_unopened(self):
         for number, rel in enumerate(EVIDENCE_PATHS):
             with self.subTest(rel or "the run folder"):
@@ -595,7 +602,7 @@ class HostileFileTest(VerifyCase):
                 with mock.patch("os.lstat", lstat), mock.patch("os.open", opening):
                     self.assert_named(run_dir, "是字符设备，不是")
 
-    @unittest.skipIf(os.name == "nt" or not os.path.exists("/dev/zero"), "no /dev/zero, or links need extra rights")
+    @unittest.skipIf(os.name == "nt" or not os.path.exists("/dev/zero"), "这里没有 /dev/zero，或创建链接需要额外权限")
     def test_a_link_to_dev_zero_fails_unread(self):
         for number, rel in enumerate(EVIDENCE_FILES):
             with self.subTest(rel):
@@ -603,7 +610,7 @@ class HostileFileTest(VerifyCase):
                 self.replace_with(run_dir, rel, lambda path: path.symlink_to("/dev/zero"))
                 self.assert_named(run_dir, "是符号链接或目录联接")
 
-    @unittest.skipUnless(hasattr(socket, "AF_UNIX") and os.name != "nt", "no Unix sockets here")
+    @unittest.skipUnless(hasattr(socket, "AF_UNIX") and os.name != "nt", "这里没有 Unix 套接字")
     def test_a_socket_fails_unopened(self):
         run_dir = self.make_run("valid")
         server = socket.socket(socket.AF_UNIX)
@@ -611,7 +618,7 @@ class HostileFileTest(VerifyCase):
         self.replace_with(run_dir, "artifact/review.md", lambda path: server.bind(str(path)))
         self.assert_named(run_dir, "review.md 是套接字，不是普通文件")
 
-    @unittest.skipUnless(hasattr(os, "mkfifo"), "os.mkfifo does not exist on this system (Windows)")
+    @unittest.skipUnless(hasattr(os, "mkfifo"), "这个系统（Windows）没有 os.mkfifo")
     def test_a_fifo_among_the_course_notes_fails_unopened(self):
         run_dir = self.make_run("valid")
         for rel in ("project/notes/A01.md", "project/notes/A04.md"):  # cited and watched; neither
@@ -678,7 +685,7 @@ class HostileFileTest(VerifyCase):
                     result = self.assert_named(run_dir, "无法读取（没有读写权限，PermissionError）：文件在", "needs_human")
                 self.assertNotIn("不存在", result["problems"][0])
 
-    @unittest.skipIf(os.name == "nt" or os.geteuid() == 0, "chmod does not lock a file for this user")
+    @unittest.skipIf(os.name == "nt" or os.geteuid() == 0, "chmod 锁不住这个用户的文件（Windows，或以 root 运行）")
     def test_a_chmod_000_file_says_unreadable(self):
         run_dir = self.make_run("valid")
         path = run_dir / "input" / "candidate.json"
@@ -774,7 +781,7 @@ class LinkTest(VerifyCase):
         try:
             os.symlink(target, link, target_is_directory=target.is_dir())
         except (OSError, NotImplementedError) as exc:  # Windows without the right to make links
-            self.skipTest(f"cannot make a symbolic link here: {exc}")
+            self.skipTest(f"这里不能创建符号链接：{exc}")
 
     def moved_away(self, path):
         """PATH moved out of the workspace; a link to it put in its place."""

@@ -213,7 +213,7 @@ class ForgeryTest(VerifyTestCase):
         try:
             os.symlink(self.root / "runs" / "link-s-01", child, target_is_directory=True)
         except (OSError, AttributeError) as exc:  # Windows without the privilege
-            self.skipTest(f"cannot create a symlink here: {exc}")
+            self.skipTest(f"这里不能创建符号链接：{exc}")
         self.assertFails("link-r", "runs/link-r-01 是符号链接")
 
     def test_stray_folder_with_other_digits_is_not_a_child(self):
@@ -554,7 +554,7 @@ class StrictRecordTest(VerifyTestCase):
         try:
             os.symlink(target, link, target_is_directory=Path(target).is_dir())
         except (OSError, NotImplementedError) as exc:  # Windows without the privilege
-            self.skipTest(f"cannot create a symlink here: {exc}")
+            self.skipTest(f"这里不能创建符号链接：{exc}")
 
     def test_duplicate_key_in_loop_json_names_file_and_key(self):
         for old, new, key in (('"status": "stalled"', '"status": "needs_review",\n  "status": "stalled"', '"status"'),
@@ -823,7 +823,7 @@ class NameCaseTest(VerifyTestCase):
         try:
             (self.root / "loop-runs" / "twin").mkdir()
         except FileExistsError:
-            self.skipTest("this file system does not tell the cases apart")
+            self.skipTest("这个文件系统不区分大小写")
         self.assertFails("Twin", "loop-runs/Twin 与", "loop-runs/twin 的名称只差大小写")
 
     def test_child_folder_renamed_to_another_case(self):
@@ -888,7 +888,7 @@ class ExactRecordTest(VerifyTestCase):
         try:
             (self.root / "loop-runs" / "x\n  - pass").mkdir()
         except OSError as exc:  # Windows refuses such names
-            self.skipTest(f"cannot make this folder here: {exc}")
+            self.skipTest(f"这里不能创建这个文件夹：{exc}")
         self.addCleanup(shutil.rmtree, self.root / "loop-runs" / "x\n  - pass")
         err = io.StringIO()
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
@@ -926,7 +926,7 @@ class ExactRecordTest(VerifyTestCase):
         self.assertFails("s", "run.json 的 sample ['bad-quote'] 不是已知样例")
 
 
-@unittest.skipUnless(hasattr(os, "mkfifo") and hasattr(signal, "setitimer"), "no FIFOs on this system (Windows)")
+@unittest.skipUnless(hasattr(os, "mkfifo") and hasattr(signal, "setitimer"), "这个系统（Windows）没有命名管道（FIFO）")
 class SpecialFileTest(VerifyTestCase):
     """A FIFO or a device where a loop's evidence belongs (as `tar x` makes them) is named and never opened."""
 
@@ -948,7 +948,7 @@ class SpecialFileTest(VerifyTestCase):
             else:
                 os.mknod(path, stat.S_IFCHR | 0o600, os.makedev(1, 3))
         except (PermissionError, AttributeError) as exc:  # making a device needs privileges few users have
-            self.skipTest(f"cannot make a {kind} here: {exc}")
+            self.skipTest(f"这里不能创建 {kind}：{exc}")
         self.addCleanup(os.unlink, path)
 
     def test_a_fifo_or_a_device_at_every_loop_evidence_path(self):
@@ -986,7 +986,7 @@ class SpecialFileTest(VerifyTestCase):
         try:
             import resource
         except ImportError:  # Windows has no resource module: no way to cap the child's memory
-            self.skipTest("no resource module (Windows): the child's memory cannot be capped")
+            self.skipTest("没有 resource 模块（Windows）：限制不了子进程的内存")
         self.make("z", "repair")
         for rel in ("loop-runs/h/loop.json", "runs/z-01/run.json"):
             self.keep(self.root / rel)

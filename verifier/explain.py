@@ -9,6 +9,7 @@ student chose the folder names and could have edited any recorded text).
 Part of verify_loop: it imports nothing of loop_lab.py, harness.py or export_review.py; it uses
 records.py's copy of the rules and check.py's re-derivation of the stop.
 """
+import re
 from unicodedata import east_asian_width
 
 from cli import display_path
@@ -80,13 +81,25 @@ def round_lines(check, round_):
 def proposal_lines(record, number, candidate):
     sample, script = candidate["sample"], SCRIPT[record["scenario"]]
     scripted = number <= len(script) and script[number - 1] == sample
-    lines = [f"  提出候选：export {sample}（sha256 {str(candidate['sha256'])[:12]}…）"
+    lines = [f"  提出候选：export {sample}（{digest(candidate['sha256'], sample)}）"
              + (f"：情景脚本的第 {number} 个候选" if scripted else "")]
     if not scripted:
         lines.append(f"  ≠ 情景 {record['scenario']} 的脚本第 {number} 步不会提出它（脚本：{'、'.join(script) or '不导出'}）")
     if candidate["sha256"] != record["context"]["entries"][f"samples/{sample}.json"]:
         lines.append(f"  ≠ 哈希与循环开始时 samples/{sample}.json 的指纹不同")
     return lines
+
+
+def digest(sha256, sample):
+    """A candidate's recorded hash in words: its first 12 digits, or why there is none."""
+    if sha256 == "missing":
+        return f"当时 samples/{one_line(sample)}.json 不存在，没有哈希"
+    return f"sha256 {one_line(sha256)[:12]}…" if isinstance(sha256, str) else "没有记录哈希"
+
+
+def stop(status, reason):
+    """A recorded stop as the loop writes it (status/reason); a record that never stopped has no reason."""
+    return f"{status}/{one_line(reason)}" if isinstance(reason, str) else f"{one_line(status)}，没有停止原因"
 
 
 def child_lines(check, round_):
@@ -159,7 +172,8 @@ def decision_lines(check, round_):
         return lines
     allowed = check.allowed_decisions(round_, round_.number == len(check.rounds)) or set()
     if recorded in allowed:  # the loop stopped for a reason outside the child, or before it decided
-        why = (f"停止 {recorded[1]}（{one_line(check.record['error_type'])}）：依据不在子运行里" if recorded
+        error_type = one_line(check.record["error_type"]) if check.record["error_type"] else "没有记录 error_type"
+        why = (f"停止 {recorded[1]}（{error_type}）：依据不在子运行里" if recorded
                else "没有（null）：记录停在决定之前")
         return lines + [f"  循环记录的决定：{why}，成立"]
     return lines + [f"  ≠ 循环记录的决定：{said(recorded)}"]
@@ -175,13 +189,13 @@ def ending(check):
     if status in UNJUDGED or (type(reason) is str and reason in UNJUDGED):  # a forged reason may be any JSON
         child = check.show(record["attempts"][-1]["child_run"]) if count else ""
         why = (UNJUDGED.get(status) or UNJUDGED[reason]).format(child=child)
-        return lines + [f"停止：{status}/{one_line(reason)}（{why}）：不按情景预期判断，交给人"]
+        return lines + [f"停止：{stop(status, reason)}（{why}）：不按情景预期判断，交给人"]
     supported = DECISION_STOPS[last[1]] if last not in (None, CONTINUE) else boundary_stop(record, count)
     if supported is None:
-        return lines + [f"停止：证据不支持停下，循环本应继续", f"≠ 循环记录的停止：{status}/{one_line(reason)}，共 {count} 次尝试"]
+        return lines + [f"停止：证据不支持停下，循环本应继续", f"≠ 循环记录的停止：{stop(status, reason)}，共 {count} 次尝试"]
     if supported != (status, reason):
-        return lines + [f"停止：证据支持 {'/'.join(supported)}", f"≠ 循环记录的停止：{status}/{one_line(reason)}"]
-    return lines + [f"停止：{status}/{one_line(reason)}，共 {count} 次尝试，与循环的记录相同", *expectation(record, count)]
+        return lines + [f"停止：证据支持 {'/'.join(supported)}", f"≠ 循环记录的停止：{stop(status, reason)}"]
+    return lines + [f"停止：{stop(status, reason)}，共 {count} 次尝试，与循环的记录相同", *expectation(record, count)]
 
 
 def boundary_round(record, count):
@@ -200,7 +214,8 @@ def boundary_round(record, count):
                 f"  提出候选：{one_line(blocked['action'])} {one_line(blocked['target'])}",
                 "  范围检查：只允许 export 三个已知样例之一：拦下，没有执行，也不算一次尝试"]
     if reason == "unexpected_error":
-        return [f"第 {number} 轮", f"  循环记下 error_type {one_line(record['error_type'])} 后停止，这一轮没有记录尝试"]
+        error_type = one_line(record["error_type"]) if record["error_type"] else "（没有记录哪一种）"
+        return [f"第 {number} 轮", f"  循环记下 error_type {error_type} 后停止，这一轮没有记录尝试"]
     return []
 
 
@@ -217,15 +232,33 @@ def expectation(record, count):
 
 def cut(line):
     """LINE in pieces at most WIDTH columns wide (a Chinese character takes two), broken after a punctuation
-    mark where one is near; a continuation is indented under its line."""
+    mark where one is near; a continuation is indented under its line. A path is never cut (a person copies
+    it): a path longer than a line stays whole on a longer one."""
     indent = " " * (len(line) - len(line.lstrip(" ")) + 4)
     pieces, rest = [], line
     while columns(rest) > WIDTH:
-        room = fitting(rest)
-        at = max(rest.rfind(mark, room // 2, room) for mark in "，；：、 ") + 1 or room
+        at = break_at(rest, fitting(rest), len(indent))
+        if at is None:
+            break
         pieces.append(rest[:at].rstrip())
         rest = indent + rest[at:].lstrip()
     return pieces + [rest]
+
+
+def break_at(text, room, start):
+    """Where a piece of TEXT may end: after a mark in the later half of its first ROOM characters, else at the
+    last place before ROOM (after START) outside a path, else the first one after; None when there is none."""
+    paths = [found.span() for found in PATH.finditer(text)]
+
+    def free(at):
+        return not any(begin < at < end for begin, end in paths)
+    marked = [at for at in (text.rfind(mark, room // 2, room) + 1 for mark in "，；：、 ") if at and free(at)]
+    if marked:
+        return max(marked)
+    return next((at for at in [*range(room, start, -1), *range(room + 1, len(text))] if free(at)), None)
+
+
+PATH = re.compile(r"[^\s，；：、。（）“”]*/[^\s，；：、。（）“”]*")  # a word with a "/" in it
 
 
 def columns(text):
