@@ -64,8 +64,9 @@ def print_result(result, several):
 
 def parse_arguments(argv):
     parser = ChineseArgumentParser(
-        usage=("[-h] [--class SUBMISSIONS] [--report FILE.md]", "[--csv FILE.csv] [--feedback DIR] [--pack OUT.zip]",
-               "[--explain]", "[LOOP_DIR ...]"),
+        usage=("[-h] [--class SUBMISSIONS] [--report FILE.md]",
+               "[--csv FILE.csv] [--feedback DIR] [--roster FILE]",
+               "[--grades OUT.csv] [--feedback-zip OUT.zip] [--pack OUT.zip]", "[--explain]", "[LOOP_DIR ...]"),
         description="独立核对一个或多个循环记录（loop-runs/NAME），或用 --class 核对全班的提交："
                     "按情景预期、子运行和上下文指纹重新推导结果。",
         epilog="退出码：0 每个循环都通过（--class：每个学生都 pass；--pack：打包的这一行是 pass）；1 有循环 fail 或 needs_human"

@@ -109,7 +109,7 @@ class HostileFieldsTest(VerifyTestCase):
         self.assertIn("\\ud800", json.loads(out)["problems"][0])
 
 
-@unittest.skipIf(sys.platform in ("win32", "darwin"), "file names must be UTF-8 on this system")
+@unittest.skipIf(sys.platform in ("win32", "darwin"), "这个系统上的文件名必须是 UTF-8")
 class NonUtf8NamesTest(VerifyTestCase):
     def test_names_that_are_not_utf8_through_every_command(self):
         for top, name in ((b"runs", b"r-0\xff"), (b"runs", b"\xff\xfe-01"), (b"loop-runs", b"caf\xe9")):

@@ -33,7 +33,7 @@ def link(case, target, at):
     try:
         os.symlink(target, at, target_is_directory=True)
     except (OSError, AttributeError) as exc:  # Windows without the privilege
-        case.skipTest(f"cannot create a symlink here: {exc}")
+        case.skipTest(f"这里不能创建符号链接：{exc}")
     case.addCleanup(os.unlink, at)
 
 
@@ -47,7 +47,7 @@ class NamesAsDisksHoldThemTest(VerifyTestCase):
     def hide_twin(self, loop, recorded, twin):
         runs = self.root / "runs"
         if not can_hold_both(runs, recorded, twin):
-            self.skipTest("this file system does not tell the two names apart")
+            self.skipTest("这个文件系统分不出这两个名称")
         shutil.copytree(runs / recorded, runs / twin)
         rewrite(runs / twin / "run.json", lambda run: [another_id(run), run.update(run=twin)])
         self.addCleanup(shutil.rmtree, runs / twin)
@@ -72,7 +72,7 @@ class NamesAsDisksHoldThemTest(VerifyTestCase):
     def test_many_loop_folders_differing_only_in_case_name_a_few_each(self):
         loops = self.root / "loop-runs"
         if not can_hold_both(loops, "Many", "mANY"):
-            self.skipTest("this file system does not tell the cases apart")
+            self.skipTest("这个文件系统不分大小写")
         self.make("many", "permission")
         spellings = ["".join(ch.upper() if bit == "1" else ch for ch, bit in zip("many", f"{i:04b}"))
                      for i in range(1, 16)]
