@@ -211,6 +211,22 @@ class PlatformsTest(SharedWorkspaceTestCase):
                                          "王五_100004_assignsubmission_file_/王五.md"])
         self.assertEqual([name.split("_")[1] for name in sorted(names)], ["100001", "100002", "100004"])
 
+    def test_a_worksheet_quoted_as_moodle_writes_it_keeps_its_quoting(self):
+        """Moodle writes the worksheet with PHP's fputcsv: a field holding a space is quoted, line ends are LF.
+        Lines the check has nothing to fill stay byte for byte, so a diff shows only the grades and comments."""
+        quoted = ('Identifier,"Full name","Email address",Status,Grade,"Maximum Grade","Grade can be changed",'
+                  '"Last modified (submission)","Last modified (grade)","Feedback comments"\n'
+                  '"Participant 100001",张三,zs@example.edu,"Submitted for grading",,100.00,Yes,'
+                  '"Monday, 30 November 2026, 10:15 AM",-,\n'
+                  '"Participant 100003",周九,zj@example.edu,"No submission",,100.00,Yes,-,-,\n')
+        worksheet = self.root / "工作表-moodle.csv"
+        worksheet.write_bytes(quoted.encode("utf-8"))
+        code, _, stderr = self.moodle("--grades", "成绩-moodle.csv", worksheet=worksheet)
+        lines = (self.root / "成绩-moodle.csv").read_text(encoding="utf-8").split("\n")
+        before = quoted.split("\n")
+        self.assertEqual((lines[0], lines[2], lines[3]), (before[0], before[2], before[3]), stderr)
+        self.assertTrue(lines[1].startswith(before[1].replace(",,100.00", ",100.00,100.00")), lines[1])
+
     def test_a_worksheet_in_chinese_or_of_unknown_headers_is_read_by_its_columns(self):
         chinese = self.root / "工作表-中文.csv"
         chinese.write_bytes(b"\xef\xbb\xbf" + WORKSHEET_ZH.encode("utf-8"))
