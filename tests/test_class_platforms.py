@@ -191,6 +191,14 @@ class PlatformsTest(SharedWorkspaceTestCase):
                          "全班 4 人：pass 2，incomplete 1，fail 0，needs_human 0，packaging 0，missing 1。")
         self.assertEqual(code, 1)
 
+    def test_the_download_all_zip_beside_the_worksheet_is_still_the_class(self):
+        """A teacher saves both of Moodle's downloads into one folder: the worksheet is no submission."""
+        (self.root / "下载的").mkdir()
+        shutil.copy(self.download, self.root / "下载的" / self.download.name)
+        shutil.copy(self.worksheet, self.root / "下载的" / self.worksheet.name)
+        code, stdout, stderr = in_process(self.root, "--class", "下载的", "--roster", self.worksheet.name)
+        self.assertEqual((code, stdout), self.moodle()[:2], stderr)
+
     def test_grades_go_back_into_the_worksheet_and_only_its_own_two_columns_change(self):
         code, _, stderr = self.moodle("--grades", "成绩.csv", "--feedback-zip", "反馈.zip")
         self.assertEqual(code, 1, stderr)
