@@ -25,7 +25,7 @@ import zlib
 from io import BytesIO
 from pathlib import Path, PurePosixPath
 
-from classroom.platforms import CANVAS, JUNK, MOODLE, plain_student
+from classroom.platforms import CANVAS, DOCUMENTS, JUNK, MOODLE, plain_student
 from cli import EvidenceError, entry_kind, gloss, read_evidence
 
 MAX_DEPTH = 4                    # folders between the submission and its workspace (Extract All adds one or two)
@@ -353,7 +353,7 @@ def workspace_prefix(members):
         names = "、".join("/".join((*p, "loop-runs")) for p in sorted(found)[:5])
         raise Untrusted(f"里有 {len(found)} 个 loop-runs/ 文件夹（{names}），不知道该核对哪一个")
     if not found:
-        tops = sorted({parts[0] + ("/" if len(parts) > 1 else "") for parts in members.values()})
+        tops = sorted({parts[0] + ("/" if len(parts) > 1 or info.is_dir() else "") for info, parts in members.items()})
         shown = "、".join(tops[:8]) + ("等" if len(tops) > 8 else "")
         raise Untrusted(f"在 {MAX_DEPTH} 层以内没有 loop-runs/ 文件夹（里面是：{shown or '空的'}）")
     (prefix,) = found
@@ -403,14 +403,16 @@ CLASS_CAPS = (20 * MAX_MEMBERS, 2 ** 31)
 def class_folder(path, make_scratch):
     """(the folder whose entries are the submissions, the ZIP they came from or None) for the --class argument
     PATH: a folder as it is; Moodle's "download all submissions" ZIP given itself, or as the only entry of the
-    folder, is unpacked (trusted as a whole, as a student's ZIP) into the folder MAKE_SCRATCH() gives; a folder whose
-    only entry is a folder of Moodle's names (Extract All adds one) is that folder. Untrusted or OSError when
-    the download cannot be taken."""
+    folder, is unpacked (trusted as a whole, as a student's ZIP) into the folder MAKE_SCRATCH() gives; a folder
+    whose only entry is a folder of Moodle's names (Extract All adds one) is that folder. Documents beside it (the
+    grading worksheet saved into the same folder) are no entries. Untrusted or OSError when the download cannot
+    be taken."""
     path = Path(path)
     if os.path.isdir(path):
         try:
             with os.scandir(path) as scanned:
-                only = [entry for entry in scanned if not is_junk(entry.name) and not entry.name.startswith(".")]
+                only = [entry for entry in scanned if not is_junk(entry.name) and not entry.name.startswith(".")
+                        and not is_document(entry)]
         except OSError:  # said when its entries are listed
             return path, None
         if len(only) != 1:
@@ -429,6 +431,11 @@ def class_folder(path, make_scratch):
             target = Path(make_scratch())
             extract(archive, members, (), target, wanted=None)
     return target, path
+
+
+def is_document(entry):
+    """A plain file that holds no workspace (the worksheet a teacher saves beside the download, a list)."""
+    return entry.is_file(follow_symlinks=False) and Path(entry.name).suffix.lower() in DOCUMENTS
 
 
 def holds_moodle_folders(path):

@@ -62,6 +62,9 @@ class Roster:
         self.quote_all = first.startswith('"') and first.rstrip("\r").endswith('"')
         self.records = [] if kind == "list" else list(csv.reader(io.StringIO(text, newline=""),
                                                                   delimiter=self.delimiter))
+        # Moodle writes with PHP's fputcsv, which quotes a field for a space too: "Full name", "Participant 1"
+        self.quote_spaces = not self.quote_all and any(
+            " " in title and f'"{title}"' in first for title in (self.records or [[]])[0])
         self.people, self.grade, self.feedback, self.maximum = [], None, None, {}
         self.graded = {}  # record number -> the row shown for the person of that record
 
@@ -307,11 +310,22 @@ def grades_file(roster):
                 record[roster.grade] = shown_grade(value)
             if said is not None and roster.feedback is not None:
                 record[roster.feedback] = said
-    out = io.StringIO()
-    writer = csv.writer(out, delimiter=roster.delimiter, lineterminator=roster.newline,
-                        quoting=csv.QUOTE_ALL if roster.quote_all else csv.QUOTE_MINIMAL)
-    writer.writerows(records)
-    return ("\ufeff" if roster.bom else "") + out.getvalue(), roster.encoding
+    if roster.quote_spaces:
+        text = "".join(php_line(record, roster.delimiter) + roster.newline for record in records)
+    else:
+        out = io.StringIO()
+        writer = csv.writer(out, delimiter=roster.delimiter, lineterminator=roster.newline,
+                            quoting=csv.QUOTE_ALL if roster.quote_all else csv.QUOTE_MINIMAL)
+        writer.writerows(records)
+        text = out.getvalue()
+    return ("\ufeff" if roster.bom else "") + text, roster.encoding
+
+
+def php_line(record, delimiter):
+    """RECORD as PHP's fputcsv writes it: a field holding the delimiter, a quote, a backslash or white space is
+    quoted (so the lines of a Moodle worksheet the check leaves alone stay byte for byte)."""
+    special = set(delimiter + '"\\ \t\r\n')
+    return delimiter.join('"' + cell.replace('"', '""') + '"' if special & set(cell) else cell for cell in record)
 
 
 def extended(roster, by_record):

@@ -254,6 +254,14 @@ class IntakeTest(unittest.TestCase):
         path.write_bytes(data.replace(b"{}\n", b"[]\n", 1))
         self.assertPackaging("crc.zip", "已损坏")
 
+    def test_a_zip_without_loop_runs_names_each_top_folder_once(self):
+        """`python3 -m zipfile -c` and most tools store a folder's own entry beside its files: one name each."""
+        with zipfile.ZipFile(self.class_dir / "下载.zip", "w") as archive:
+            archive.writestr("张三_1_assignsubmission_file_/", b"")
+            archive.writestr("张三_1_assignsubmission_file_/张三.zip", b"x")
+            archive.writestr("说明.txt", b"x")
+        self.assertPackaging("下载.zip", "（里面是：张三_1_assignsubmission_file_/、说明.txt）")
+
     def test_a_folder_with_two_zips_names_them(self):
         folder = self.class_dir / "李四_2_assignsubmission_file_"
         folder.mkdir()

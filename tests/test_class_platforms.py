@@ -191,6 +191,14 @@ class PlatformsTest(SharedWorkspaceTestCase):
                          "全班 4 人：pass 2，incomplete 1，fail 0，needs_human 0，packaging 0，missing 1。")
         self.assertEqual(code, 1)
 
+    def test_the_download_all_zip_beside_the_worksheet_is_still_the_class(self):
+        """A teacher saves both of Moodle's downloads into one folder: the worksheet is no submission."""
+        (self.root / "下载的").mkdir()
+        shutil.copy(self.download, self.root / "下载的" / self.download.name)
+        shutil.copy(self.worksheet, self.root / "下载的" / self.worksheet.name)
+        code, stdout, stderr = in_process(self.root, "--class", "下载的", "--roster", self.worksheet.name)
+        self.assertEqual((code, stdout), self.moodle()[:2], stderr)
+
     def test_grades_go_back_into_the_worksheet_and_only_its_own_two_columns_change(self):
         code, _, stderr = self.moodle("--grades", "成绩.csv", "--feedback-zip", "反馈.zip")
         self.assertEqual(code, 1, stderr)
@@ -210,6 +218,22 @@ class PlatformsTest(SharedWorkspaceTestCase):
                                          "李四_100002_assignsubmission_file_/李四.md",
                                          "王五_100004_assignsubmission_file_/王五.md"])
         self.assertEqual([name.split("_")[1] for name in sorted(names)], ["100001", "100002", "100004"])
+
+    def test_a_worksheet_quoted_as_moodle_writes_it_keeps_its_quoting(self):
+        """Moodle writes the worksheet with PHP's fputcsv: a field holding a space is quoted, line ends are LF.
+        Lines the check has nothing to fill stay byte for byte, so a diff shows only the grades and comments."""
+        quoted = ('Identifier,"Full name","Email address",Status,Grade,"Maximum Grade","Grade can be changed",'
+                  '"Last modified (submission)","Last modified (grade)","Feedback comments"\n'
+                  '"Participant 100001",张三,zs@example.edu,"Submitted for grading",,100.00,Yes,'
+                  '"Monday, 30 November 2026, 10:15 AM",-,\n'
+                  '"Participant 100003",周九,zj@example.edu,"No submission",,100.00,Yes,-,-,\n')
+        worksheet = self.root / "工作表-moodle.csv"
+        worksheet.write_bytes(quoted.encode("utf-8"))
+        code, _, stderr = self.moodle("--grades", "成绩-moodle.csv", worksheet=worksheet)
+        lines = (self.root / "成绩-moodle.csv").read_text(encoding="utf-8").split("\n")
+        before = quoted.split("\n")
+        self.assertEqual((lines[0], lines[2], lines[3]), (before[0], before[2], before[3]), stderr)
+        self.assertTrue(lines[1].startswith(before[1].replace(",,100.00", ",100.00,100.00")), lines[1])
 
     def test_a_worksheet_in_chinese_or_of_unknown_headers_is_read_by_its_columns(self):
         chinese = self.root / "工作表-中文.csv"

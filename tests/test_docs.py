@@ -19,9 +19,9 @@ as everywhere; only line ends (`\r\n`) and suggested commands (`py -3`) differ t
 Commands run without a shell, so the test runs on Windows too: `python3` is this interpreter
 (sys.executable) with -S, since the workspace needs the standard library only and a heavy
 site-packages would otherwise dominate the start-up time; leading `NAME=value` words set
-environment variables; `cd`, `pushd`, `popd`, `cp`, `rm`, `mv`, `mkdir` and `echo $?` are done here with
-their POSIX meaning (COMMANDS; pushd's list of folders is not printed). Every command in SKIPPED is not run
-(each entry must still appear); any other command fails the test, so a document cannot quietly show a
+environment variables; `cd`, `pushd`, `popd`, `cp`, `rm`, `mv`, `mkdir`, `cat` and `echo $?` are done here
+with their POSIX meaning (COMMANDS; pushd's list of folders is not printed). Every command in SKIPPED is not
+run (each entry must still appear); any other command fails the test, so a document cannot quietly show a
 command nobody ran.
 Shares with the rest of the suite only tests/support.py (the temporary copy).
 """
@@ -44,20 +44,23 @@ from tests.support import _FAST_TEMP, PYTHON, ROOT, WorkspaceTestCase, _ignore
 DOCUMENTS = ("README.md", "docs/loop/TEACHER.md", "docs/loop/EXERCISES.md")
 # What the documents' commands create in the workspace: removed from the copy first, in case the checkout
 # holds them from a reader who followed the README there (a fresh ZIP has none of them).
-CREATED_BY_DOCUMENTS = ("my-export", "交作业", "全班.md", "全班.csv", "反馈", "张三.zip", "练习后")
+CREATED_BY_DOCUMENTS = ("my-export", "交作业", "全班.md", "全班.csv", "反馈", "张三.zip", "练习后", "下载", "下载.zip",
+                        "评分工作表.csv", "成绩.csv", "反馈.zip")
 # Commands a test cannot run, with the reason; every entry must still appear in a document.
 SKIPPED = {
     "python3 -m unittest": "the suite itself: running it here would run this test again",
     "python3 tests/windows_behaviour.py": "the suite again, as on Windows: running it here would run this test again",
     "python3 tests/bench_loop.py": "a benchmark that times many runs on purpose (tens of seconds)",
 }
-# Figures that vary from run to run: (pattern, replacement, why). Applied to shown and printed text.
+# Figures that vary from run to run or by platform: (pattern, replacement, why). Applied to shown and printed text.
 MASKS = (
     (r'"python": "\d+\.\d+\.\d+"', '"python": "3.x.y"', "harness.py --check reports this machine's Python"),
     (r"已用 \d+\.\d+ 秒", "已用 N 秒", "a time budget spent mid-loop: the seconds actually used"),
     (r"elapsed_seconds（\d+(\.\d+)?）", "elapsed_seconds（N）", "the verifier quotes those seconds"),
     (r"单调时钟读数 \d+\.\d{3}(–\d+\.\d{3})? 秒", "单调时钟读数 N 秒", "verify_loop --explain: a round's readings"),
     (r"子进程运行了 \d+\.\d 秒", "子进程运行了 N 秒", "an attempt ended at its time limit: how long its child ran"),
+    (r"(?m)^(.* \d{4}-\d\d-\d\d \d\d:\d\d:\d\d) +\d+$", r"\1 N",
+     "`python3 -m zipfile -l`: a feedback file's size, whose suggested commands read `py -3` on Windows"),
 )
 FENCE = re.compile(r"^```\s*([^`\s]*)[^`]*$")
 
@@ -226,6 +229,9 @@ class Shell:
         for name in args[parents:]:
             self.path(name).mkdir(parents=parents, exist_ok=parents)
 
+    def cat(self, args):
+        return "".join(decoded(self.path(name).read_bytes()) for name in args)
+
     def echo(self, args):
         if args != ["$?"]:
             raise ValueError("echo: only `echo $?` (the last exit code) is supported")
@@ -233,7 +239,7 @@ class Shell:
 
 
 COMMANDS = {"cd": Shell.cd, "pushd": Shell.pushd, "popd": Shell.popd, "cp": Shell.cp, "rm": Shell.rm, "mv": Shell.mv,
-            "mkdir": Shell.mkdir, "echo": Shell.echo}
+            "mkdir": Shell.mkdir, "cat": Shell.cat, "echo": Shell.echo}
 
 
 # Python's own message for a script it cannot find names the file in the platform's way (the scripts never do).
@@ -403,6 +409,9 @@ class DocumentsTest(WorkspaceTestCase):
             command_groups("example", "```stdout\n0\n```\n")
         self.assertEqual(masked("已用 0.012 秒"), masked("已用 3.500 秒"))
         self.assertNotEqual(masked('"watched_files": 14'), masked('"watched_files": 15'))
+        listed = "张三_100001_assignsubmission_file_/张三.md         1980-01-01 00:00:00          449\n"
+        self.assertEqual(masked(listed), masked(listed.replace("449", "447")))  # `py -3` in a feedback file
+        self.assertNotEqual(masked(listed), masked(listed.replace("张三.md", "李四.md")))
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--walk"]:  # the background walk (BackgroundWalk)
