@@ -1,6 +1,6 @@
 """The project's own mutation check: does some test notice when a promise's line is broken? Not a test.
 
-    python3 tests/mutation.py [ID ...] [--file FILE] [--list] [--workers N] [--timeout S]
+    python3 tests/mutation.py [ID ...] [--file FILE] [--list] [--verbose] [--workers N] [--timeout S]
 
 Each mutant of tests/mutants.py is one small, realistic bug planted on a line that carries a promise of
 the lesson (a dropped condition, `>` for `>=`, a wrong constant, a skipped call, a swapped order). For each
@@ -14,9 +14,10 @@ would mean anything.
 A snippet must occur exactly once in its file. One that is missing or occurs more than once (the code
 moved on since the list was written) is an anchor problem, its own category, named with the mutant's id
 and file: never run, never counted as killed. Equivalent mutants (the entry says why) are listed, not run,
-and left out of the score. Progress and the summary go to stderr in Chinese; stdout gets one JSON line
-with the figures. Exit 0 when at least 90% of the mutants run are killed and no anchor is missing, else 1;
-2 for bad arguments. Standard library only; not collected by `python3 -m unittest` (its name is no test*.py).
+and left out of the score. Progress, the summary and the --list go to stderr in Chinese; stdout gets one
+JSON line with the figures. Exit 0 when at least 90% of the mutants run are killed and no anchor is
+missing, else 1; 2 for bad arguments; 130 on Ctrl-C (the tests running then are ended). Standard library
+only; not collected by `python3 -m unittest` (its name is no test*.py); not part of CI (it takes minutes).
 """
 import argparse
 import json
@@ -33,6 +34,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from cli import use_safe_console  # noqa: E402  (the workspace's console plumbing)
 from tests.mutants import MUTANTS  # noqa: E402  (the data: one entry per mutant)
 
 SKIP = {".git", "runs", "loop-runs", "__pycache__"}
@@ -89,6 +91,10 @@ def run_tests(folder, modules, timeout):
 
 
 def with_group(child, number):
+    """NUMBER to CHILD's process group (it leads one): whatever the tests started ends with them."""
+    if not hasattr(os, "killpg"):  # Windows: no groups, the child itself
+        child.kill()
+        return
     try:
         os.killpg(child.pid, number)
     except (ProcessLookupError, PermissionError):
@@ -124,13 +130,18 @@ def selected(args):
 
 
 def list_mutants(mutants):
+    """Each mutant on stderr (its promise, its tests, why it is equivalent, its anchor); the counts."""
+    problems = 0
     for mutant in mutants:
         problem = anchor_problem(mutant)
+        problems += bool(problem)
         state = "等价（不计分）" if mutant.get("equivalent") else ("锚点有问题" if problem else "可运行")
-        print(f"{mutant['id']}  [{mutant['file']}]  {state}\n    承诺：{mutant['promise']}\n"
-              f"    测试：{' '.join(mutant['tests'])}" + (f"\n    等价的理由：{mutant['equivalent']}"
-                                                      if mutant.get("equivalent") else "")
-              + (f"\n    {problem}" if problem else ""))
+        say(f"{mutant['id']}  [{mutant['file']}]  {state}\n    承诺：{mutant['promise']}\n"
+            f"    测试：{' '.join(mutant['tests'])}" + (f"\n    等价的理由：{mutant['equivalent']}"
+                                                    if mutant.get("equivalent") else "")
+            + (f"\n    {problem}" if problem else ""))
+    return {"mutants": len(mutants), "equivalent": sum(1 for m in mutants if m.get("equivalent")),
+            "anchor_problems": problems}
 
 
 def summary(results, anchors, equivalent, seconds):
@@ -166,6 +177,7 @@ def parse_arguments(argv):
 
 
 def main(argv=None):
+    use_safe_console()
     parser, args = parse_arguments(argv)
     mutants, unknown = selected(args)
     if unknown:
@@ -173,8 +185,9 @@ def main(argv=None):
     if not mutants:
         parser.error("没有选中任何变异。")
     if args.list:
-        list_mutants(mutants)
-        return 0
+        counts = list_mutants(mutants)
+        print(json.dumps(counts))
+        return 1 if counts["anchor_problems"] else 0
     started = time.monotonic()
     equivalent = [m for m in mutants if m.get("equivalent")]
     anchors = [problem for m in mutants if not m.get("equivalent") for problem in [anchor_problem(m)] if problem]
