@@ -148,6 +148,11 @@ class OldRecordPromiseTest(PromiseTestCase):
         self.forge("old", lambda rec: [as_old_record(rec), rec.update(status="stalled", reason="repeated_failure")])
         self.assertResult("old", "fail", "stalled/repeated_failure")
 
+    def test_a_record_relabelled_old_without_its_id_fails_by_a_field_only_today_writes(self):
+        self.shifted("relabelled", "permission", after=())  # no attempt: no child could say otherwise
+        self.forge("relabelled", lambda rec: [rec.update(schema="loop-run/1"), rec.pop("id")])
+        self.assertResult("relabelled", "fail", "budget.attempt_timeout")
+
 
 if __name__ == "__main__":
     unittest.main()
