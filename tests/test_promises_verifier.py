@@ -1,0 +1,158 @@
+"""The loop verifier's promises that tests/mutation.py found unguarded: each test fails with its mutant applied.
+
+Loops are made in-process with run_loop in one shared copy of the workspace (as test_verify_loop does). Where
+a loop must take time, its clocks stand still but for SHIFT seconds added once a child has run: the
+monotonic reading and the wall clock move together, so the honest record passes and only the forged field
+is wrong. Then the record (or a child) is edited as a forger would, and verify_loop is asked again.
+"""
+import contextlib
+import io
+import json
+import shutil
+import time
+import unittest
+
+import harness
+import loop_lab
+from tests.test_verify_loop import VerifyTestCase, as_old_record
+
+SHIFT = 40  # seconds a child "takes" on the shifted clocks: beyond the default 30 s budget
+WHY = "循环这样停下的原因足够长，能让人据此决定。"
+
+
+def rewrite(path, change):
+    record = json.loads(path.read_text(encoding="utf-8"))
+    change(record)
+    path.write_bytes(json.dumps(record, ensure_ascii=False, indent=2).encode("utf-8"))
+
+
+class PromiseTestCase(VerifyTestCase):
+    @classmethod
+    def setUpClass(cls):  # the base runs of test_verify_loop are not needed here: each test makes its own
+        super(VerifyTestCase, cls).setUpClass()
+
+    def shifted(self, name, scenario, after=(1,), seconds=SHIFT, **options):
+        """Loop NAME on clocks that stand still, but move on by SECONDS once attempt N in AFTER has run its child."""
+        started, shift = time.time(), []
+
+        def run_child(root, run_name, sample):
+            child = harness.run_harness(root, run_name, sample)
+            if int(run_name[-2:]) in after:
+                shift.append(seconds)
+            return child
+        with contextlib.redirect_stderr(io.StringIO()):
+            record, _ = loop_lab.run_loop(self.root, name, scenario, clock=lambda: sum(shift),
+                                          wall=lambda: started + sum(shift), run_child=run_child, **options)
+        self.assertEqual(self.verdict(name)["result"], "pass")  # honest: whatever fails below is the edit
+        return record
+
+    def assertResult(self, name, result, *fragments):
+        verdict = self.verdict(name)
+        self.assertEqual(verdict["result"], result, verdict)
+        for fragment in fragments:
+            self.assertIn(fragment, " ".join(verdict["problems"]))
+
+
+class StopPromiseTest(PromiseTestCase):
+    def test_a_loop_whose_time_budget_is_edited_to_zero_is_not_the_zero_seconds_case(self):
+        # an honest time-budget stop after one attempt; with max_seconds 0 no attempt could have started
+        self.shifted("zero", "repair")
+        self.forge("zero", lambda rec: rec["budget"].update(max_seconds=0))
+        self.assertResult("zero", "fail", "0 次尝试")
+
+    def test_when_both_budgets_are_spent_the_attempt_budget_is_the_stop(self):
+        record = self.shifted("both", "repair", max_attempts=1)
+        self.assertEqual(record["reason"], "attempt_budget")
+        self.forge("both", lambda rec: rec.update(reason="time_budget"))
+        self.assertResult("both", "fail", "budget_exhausted/attempt_budget")
+
+    def test_an_error_type_belongs_to_an_unexpected_stop_only(self):
+        self.shifted("typed", "repair")
+        self.forge("typed", lambda rec: rec.update(error_type="ValidationError"))
+        self.assertResult("typed", "fail", "error_type")
+
+
+class TimeoutPromiseTest(PromiseTestCase):
+    def timed_out(self, number):
+        """A change making attempt NUMBER (the last) a timeout of 5 s that waited its 40 s, and the loop's stop."""
+        def change(rec):
+            rec["budget"]["attempt_timeout"] = 5
+            rec["attempts"][number - 1].update(
+                state="timed_out", status=None, feedback=None,
+                timeout={"seconds": 5, "waited_seconds": 5.2, "inventory": {"exists": True, "run_status": None,
+                                                                            "files": []}},
+                decision={"next": "stop", "reason": "attempt_timeout", "why": WHY})
+            inspect = [f"loop-runs/{rec['run']}/loop.json"] + [f"{a['child_run']}/run.json" for a in rec["attempts"]]
+            rec.update(status="needs_human", reason="attempt_timeout", error_type=None,
+                       handoff={"stopped_at": "第 1 次尝试到单次时限", "done": ["导出"], "inspect": inspect, "decide": WHY})
+        return change
+
+    def test_a_timeout_recorded_over_a_child_that_passed_fails(self):
+        self.shifted("over-pass", "repair", after=(2,))
+        self.forge("over-pass", self.timed_out(2))
+        self.assertResult("over-pass", "fail", "子运行做完了")
+
+    def test_a_timeout_recorded_over_a_child_that_failed_fails(self):
+        self.shifted("over-fail", "repair", max_attempts=1)
+        self.forge("over-fail", self.timed_out(1))
+        self.assertResult("over-fail", "fail", "子运行做完了")
+
+    def test_a_timeout_must_be_the_budgets_limit(self):
+        with contextlib.redirect_stderr(io.StringIO()):
+            loop_lab.run_loop(self.root, "cut", "slow", attempt_timeout=0.1, tool_seconds=0.4)
+        self.assertResult("cut", "needs_human")  # honest: the child was ended, its outcome unknown
+        self.forge("cut", lambda rec: rec["budget"].update(attempt_timeout=30))  # "it ran into a 30 s limit"
+        self.assertResult("cut", "fail", "attempt_timeout")
+
+
+class ChildPromiseTest(PromiseTestCase):
+    def test_a_hidden_child_is_not_excused_by_a_taken_name(self):
+        def run_child(root, name, sample):
+            child = harness.run_harness(root, name, sample)
+            (root / "runs" / "taken-02").mkdir()  # someone else takes the next name: the loop stops there
+            return child
+        with contextlib.redirect_stderr(io.StringIO()):
+            record, _ = loop_lab.run_loop(self.root, "taken", "repair", run_child=run_child)
+        self.assertEqual(record["error_type"], "FileExistsError")
+        self.assertResult("taken", "needs_human", "runs/taken-02")
+        shutil.copytree(self.root / "runs" / "taken-01", self.root / "runs" / "taken-03")  # a third, hidden
+        self.assertResult("taken", "fail", "runs/taken-03 以本循环的名称为前缀，但 loop.json 没有记录它")
+
+    def test_a_child_whose_own_check_needs_a_person_makes_the_loop_need_one(self):
+        self.shifted("stepped", "semantic")
+        child = self.root / "runs" / "stepped-01" / "run.json"
+        self.keep(child)
+        rewrite(child, lambda run: run.update(duration_seconds=100))  # one clock step between its two readings
+        self.assertResult("stepped", "needs_human", "runs/stepped-01 需要人工查看")
+
+    def test_an_earlier_child_that_fails_its_check_fails_the_loop_whatever_stopped_it(self):
+        def run_child(root, name, sample):
+            if name.endswith("-02"):
+                raise RuntimeError("磁盘出了问题")
+            return harness.run_harness(root, name, sample)
+        with contextlib.redirect_stderr(io.StringIO()):
+            record, _ = loop_lab.run_loop(self.root, "broke", "repair", run_child=run_child)
+        self.assertEqual((record["reason"], len(record["attempts"])), ("unexpected_error", 2))
+        self.assertResult("broke", "needs_human")
+        copy = self.root / "runs" / "broke-01" / "input" / "candidate.json"
+        copy.write_bytes(copy.read_bytes() + b" ")  # attempt 1's evidence edited afterwards
+        self.assertResult("broke", "fail", "runs/broke-01 没有通过独立核对")
+
+
+class OldRecordPromiseTest(PromiseTestCase):
+    def test_an_old_record_claiming_a_stall_its_children_do_not_show_fails(self):
+        self.shifted("old", "repair", after=())  # needs_review after two attempts
+        for child in ("old-01", "old-02"):
+            rewrite(self.root / "runs" / child / "run.json",
+                    lambda run: [run.update(schema="harness-run/1"), run.pop("id")])
+        self.forge("old", lambda rec: [as_old_record(rec), rec.update(status="stalled", reason="repeated_failure")])
+        self.assertResult("old", "fail", "stalled/repeated_failure")
+
+    def test_a_record_relabelled_old_without_its_id_fails_by_a_field_only_today_writes(self):
+        self.shifted("relabelled", "permission", after=())  # no attempt: no child could say otherwise
+        self.forge("relabelled", lambda rec: [rec.update(schema="loop-run/1"), rec.pop("id")])
+        self.assertResult("relabelled", "fail", "budget.attempt_timeout")
+
+
+if __name__ == "__main__":
+    unittest.main()
