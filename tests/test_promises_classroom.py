@@ -84,7 +84,7 @@ class ClassPromiseTest(SharedWorkspaceTestCase):
 
     def needs_links(self):
         if not self.links:
-            self.skipTest("symbolic links cannot be made here")
+            self.skipTest("这里不能创建符号链接")
 
     def test_a_case_with_one_failing_loop_shows_fail_in_its_cell(self):
         row = self.assertRow("一败一过", "fail")

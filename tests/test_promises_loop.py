@@ -68,7 +68,7 @@ class DecisionPromiseTest(LoopTestCase):
         self.assertIn("第 2 次尝试开始前", record["handoff"]["stopped_at"])
 
 
-@unittest.skipUnless(hasattr(os, "killpg"), "process groups and SIGKILL are POSIX's")
+@unittest.skipUnless(hasattr(os, "killpg"), "进程组和 SIGKILL 只有 POSIX 系统才有")
 class ExecutorPromiseTest(LoopTestCase):
     def children_as(self, program=None):
         """Keeps every child process the executor starts; PROGRAM (python -c) runs in place of the attempt."""
