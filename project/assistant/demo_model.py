@@ -16,7 +16,7 @@ from .followup import read_conversation, subject_names
 from .history import is_reminder, last_question_index
 from .notes import Note, NotesError, load_notes, normalize
 from .passages import best_sentence_weight
-from .ranking import MIN_SHARE, STOP_WORDS, index_of
+from .ranking import ASKING_FRAME, MIN_SHARE, STOP_WORDS, index_of, terms
 from .showing import compose, notes_to_read
 
 LABEL = "【离线演示】"
@@ -39,10 +39,17 @@ def key_phrases(question) -> list:
     phrases, seen = [], set()
     for phrase in segments + pieces:
         key = normalize(phrase)
-        if len(key) >= 2 and key not in seen:
+        if len(key) >= 2 and key not in seen and has_subject(key):
             seen.add(key)
             phrases.append(phrase[:200])
     return sorted(phrases, key=len, reverse=True)
+
+
+def has_subject(phrase) -> bool:
+    """The normalized PHRASE names something besides how a question asks (ASKING_FRAME): "例子" in "能举个例子吗"
+    or "方法" in "有没有…的方法" is not a subject, and searching it alone would find whatever note uses the word.
+    A single Chinese character left over ("能" of "能举个例子") names nothing either."""
+    return any(len(term) >= 2 or term.isascii() for term in terms(ASKING_FRAME.sub(" ", phrase)))
 
 
 def search_phrases(question) -> list:
@@ -50,7 +57,8 @@ def search_phrases(question) -> list:
     leave out (each a name some note's alias line gives, so the note about it is among the candidates)."""
     phrases = key_phrases(question)
     searched = {normalize(phrase) for phrase in phrases}
-    missing = [name for name in subject_names(question, vocabulary()) if normalize(name) not in searched]
+    missing = [name for name in subject_names(question, vocabulary())
+               if normalize(name) not in searched and has_subject(normalize(name))]
     return phrases[:MAX_SEARCHES - len(missing[:MAX_SEARCHES])] + missing[:MAX_SEARCHES]
 
 
@@ -170,7 +178,7 @@ def ranked_candidates(searches, question) -> list:
     index = index_of(load_notes().values())
     weights = index.query(normalize(question))
     by_id = {note.id: note for note in index.notes}
-    if mostly_unknown(index, weights):
+    if mostly_unknown(index, index.subject(normalize(question))):
         return []
     scored = [(answer_score(index, by_id[hit["note_id"]], question, weights) if hit.get("note_id") in by_id else 0.0,
                -order, hit)
@@ -193,7 +201,8 @@ def answer_score(index, note, question, weights) -> float:
 
 def mostly_unknown(index, weights):
     """The question is mostly about what no note mentions (terms no note holds carry over 1 - MIN_SHARE of its
-    weight): one shared word ("Python" in "Python 的 GIL 是什么？") must not carry it to a note."""
+    subject's weight, `ranking.Index.subject`): one shared word ("Python" in "Python 的 GIL 是什么？") must not
+    carry it to a note, nor do the words it asks with ("勾股定理是什么？能举个例子吗？" has 例子 in A04's alias line)."""
     total = sum(weights.values())
     unknown = sum(weight for term, weight in weights.items() if not index.known(term))
     return total > 0 and unknown > (1 - MIN_SHARE) * total

@@ -126,7 +126,7 @@ def _read_one(question, before, subjects, vocabulary) -> Reading:
     renamed = _same_question_new_subject(question, previous_read, vocabulary)
     if renamed:
         return Reading(renamed, (), f"（接着上一问，理解为：{renamed}）")
-    carried = tuple(dict.fromkeys(name for names in reversed(subjects) for name in names))
+    carried = tuple(dict.fromkeys(name for names in reversed(subjects) for name in names)) or _own_words(previous_read)
     if own or not carried:
         return Reading(question)
     names = "、".join(carried)
@@ -145,6 +145,13 @@ def _same_question_new_subject(question, previous, vocabulary):
         return previous.replace(named[0], with_ne.group(1), 1)
     read = read_with(question, previous)
     return read if read != question and not POINTING.search(question) else None
+
+
+def _own_words(question) -> tuple:
+    """What a question that names nothing the alias lines know is about: the question itself, without its end mark
+    ("工具执行出错了还要返回结果吗"), so a follow-up without a subject of its own ("为什么？") still leans on it."""
+    words = question.strip().rstrip("？?！!。 ")
+    return (words,) if len(words) >= 2 else ()
 
 
 def _shortened(text, limit=30):

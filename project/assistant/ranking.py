@@ -37,6 +37,15 @@ STOP_WORDS = re.compile(
     r"|一下|一般|应该|应当|需要|可以|能够|时候|这个|那个|这些|那些|这样|那样|我们|你们|他们|我的|一个|一些"
     r"|请问|告诉|介绍|解释|说说|讲讲|关系|作用|意思|问题|东西|里面|之间|以及")
 STOP_CHARACTERS = set("的了吗呢吧啊呀和与及或在是把被对就也都又还很有要会让给从该我你他它这那些么啥咋")
+# How a question asks, not what it asks about: asking phrases, quantities, and words any question on any topic
+# uses (从哪开始, 举个例子, 比较好, 方法). They still score a note and choose a passage (一共 3 次 answers 一共几次),
+# but the no-hit threshold judges only the rest, the question's subject terms (`Index.subject`): "梅西一共拿过
+# 几次金球奖？" shares 一共 and 几次 with a note and is still about nothing the notes cover.
+ASKING_FRAME = re.compile(
+    r"怎么回事|怎么理解|什么意思|从哪[里儿]?开始|从何|入手|上手|举个?例子|举例|例子|比如|例如"
+    r"|比较好|比较合适|最好|合适|好不好|对不对|行不行|会不会|要不要|该不该|能否|可否"
+    r"|一共|总共|总计|多少|多大|多长|多久|多远|多高|最[短长多少大小早晚好]|几(?!乎)[\u4e00-\u9fff]?|哪|到底|究竟|具体|大概|大约|通常"
+    r"|推荐|建议|方法|办法|技巧|规律|区别|不同")
 ENGLISH_STOP_WORDS = {"a", "an", "the", "of", "to", "is", "are", "and", "or", "in", "on", "for", "what", "how"}
 # Words a learner uses for what the notes say in other words (keyword search cannot know them): each
 # group's terms count as one term, so a note holding any of them holds the question's word.
@@ -117,11 +126,13 @@ class Index:
         A bigram found in no note that overlaps a bigram some note has ("评估检索" -> 估检 between
         评估 and 检索) is where two words meet, not a word: it weighs nothing. A stretch of bigrams
         found in no note ("今天天气" -> 今天, 天天, 天气) is words the notes lack: it weighs
-        UNKNOWN_TERM_WEIGHT once, at its first bigram.
+        UNKNOWN_TERM_WEIGHT once, at its first bigram; one that starts after a seam counts too ("统一六国"
+        -> 一六 is the seam after 统一, 六国 starts the unknown words).
         """
         found = terms(text)
-        weights = {}
+        weights, stretch = {}, False  # stretch: the bigram before is part of an unknown stretch already counted
         for position, term in enumerate(found):
+            counted, stretch = stretch, False
             if term.isascii() and not self.known(term):
                 weights[term] = UNKNOWN_WORD_WEIGHT  # a name or acronym the notes never mention
                 continue
@@ -132,14 +143,24 @@ class Index:
             joined = len(before) == 2 and before[1] == term[0]  # overlaps the bigram before it
             if joined and self.known(before):
                 weights[term] = 0.0  # where a known word meets the next one
-            elif joined and before in weights and not self.known(before):
-                weights[term] = 0.0  # the rest of an unknown stretch counts once, at its start
+            elif joined and counted:
+                weights[term], stretch = 0.0, True  # the rest of an unknown stretch counts once, at its start
             else:
-                weights[term] = UNKNOWN_TERM_WEIGHT
+                weights[term], stretch = UNKNOWN_TERM_WEIGHT, True
             after = found[position + 1] if position + 1 < len(found) else ""
             if len(after) == 2 and after[0] == term[1] and self.known(after):
-                weights[term] = 0.0
+                weights[term], stretch = 0.0, False
         return weights
+
+    def subject(self, text) -> dict:
+        """{term: weight} of a normalized query's subject: the query without what it asks with (ASKING_FRAME);
+        the whole query when nothing of weight is left ("例子" typed into the search box is what is looked for)."""
+        weights = self.query(ASKING_FRAME.sub(" ", text))
+        return weights if sum(weights.values()) > 0 else self.query(text)
+
+    def held_share(self, note, text) -> float:
+        """The share of the query's subject weight (`subject`) NOTE holds: what the no-hit threshold judges."""
+        return self.score(note, self.subject(text))[1]
 
     def known(self, term):
         return any(other in self.idf for other in alternatives(term))
@@ -159,11 +180,11 @@ class Index:
         return score, found / (sum(weights.values()) or 1.0)
 
     def ranked(self, text, exclude=(), min_share=MIN_SHARE):
-        """[(score, note)] holding at least MIN_SHARE of the query's weight, best first (by id on a tie)."""
-        weights = self.query(text)
+        """[(score, note)] holding at least MIN_SHARE of the query's subject weight, best first (by id on a tie)."""
+        weights, subject = self.query(text), self.subject(text)
         scored = []
         for note in self.notes:
-            score, share = self.score(note, weights)
+            score, share = self.score(note, weights)[0], self.score(note, subject)[1]
             if note.id not in exclude and share >= min_share - 1e-9 and score > 0:
                 scored.append((-score, note.id, note))
         return [(-negative, note) for negative, _, note in sorted(scored)]
