@@ -152,17 +152,20 @@ class LoopCheck:
             self.verdict.fail(problem)
 
     def check_old_record(self):
-        """An older workspace's record (loop-run/1) is for a person: today's rules cannot check it. What no older
-        workspace wrote is no old record, though: today's fields, a child of today (harness-run/2), or a stop its
-        own children contradict fail, as they would in a record of today."""
+        """An older workspace's record (loop-run/1, loop-run/2) is for a person: today's rules cannot check it.
+        What no older workspace wrote is no old record, though: a newer schema's fields or watched files, a
+        loop-run/1 over children of today (harness-run/2), or a stop its own children contradict fail, as they
+        would in a record of today."""
         schema, newer = self.record["schema"], newer_fields(self.record)
         forged = [f"{self.record_path} 的 schema 是 {schema}，却有 {SCHEMA} 才有的字段（{'、'.join(newer)}）："
                   "旧版本的工作区从不写它们，schema 被改过，记录被改动过。"] if newer else []
         for problem in forged + self.old_children_problems(schema):
             self.verdict.fail(problem)
         if not self.verdict.problems:
+            lacks = ("它的指纹只覆盖当时的 16 个受监视文件，不含循环现在运行的模块" if schema == "loop-run/2"
+                     else "它没有 id 和单调时钟的读数")
             self.verdict.needs_person(f"{self.record_path} 的 schema 是 {schema}：由旧版本的工作区生成，"
-                                      "它没有 id 和单调时钟的读数，现在的规则核对不了它；请由人对照当时的说明判断，"
+                                      f"{lacks}，现在的规则核对不了它；请由人对照当时的说明判断，"
                                       "或在现在的工作区里用新名称重新运行。")
 
     def old_children_problems(self, schema):
@@ -180,7 +183,7 @@ class LoopCheck:
                 run, _ = read_record_file(child_dir / "run.json")
             except (OSError, ValueError):
                 run = None
-            if type(run) is dict and run.get("schema") == verify_harness.SCHEMA:
+            if schema == "loop-run/1" and type(run) is dict and run.get("schema") == verify_harness.SCHEMA:
                 problems.append(f"{self.show(f'runs/{name}')}/run.json 的 schema 是 {verify_harness.SCHEMA}，循环记录却是 "
                                 f"{schema}：旧版本的工作区写不出今天的子运行，schema 被改过，记录被改动过。")
             child = child_view(child_dir)
@@ -332,7 +335,7 @@ class LoopCheck:
     def check_child_verdict(self, number, child_run, child_dir, child):
         """The child's own verdict: a failed check fails the loop; what its verifier leaves to a person (a clock
         step, an unreadable file, an older record) is for a person here too; its remarks are kept."""
-        verdict = verify_harness.verify_run(child_dir, course_root=self.workspace.course.root)
+        verdict = verify_harness.verify_run(child_dir, course_root=self.workspace.course.reference())
         self.keep_round(number, verdict=verdict)
         if verdict.get("notes"):
             self.say_transport(self.show(child_run), verdict["notes"])

@@ -5,7 +5,7 @@ with verifier/clocks.py) and classroom/check.py a whole class. Nothing here impo
 export_review.py: the checked programs never vouch for themselves. The rules are written from
 docs/harness/TASK.md and docs/loop/TASK.md: the watched-file lists (`WATCHED_FILES`, `LOOP_FILES`; a
 test compares them with the document), the name rule, the scenario table, the file hashing and the
-combined fingerprint, the timestamp format and the shape of a loop-run/2 record. Evidence is read as
+combined fingerprint, the timestamp format and the shape of a loop-run/3 record. Evidence is read as
 hostile input: every path is looked at (lstat) before it is opened, only a plain file is read, and
 only up to its cap. What it shares: cli.py's plumbing (capped reads of plain files, strict record
 parsing, line-end helpers, paths shown from the current folder) and verify_harness.undo_transport (which
@@ -23,7 +23,7 @@ from pathlib import Path
 import verify_harness
 from cli import RecordError, display_path, entry_kind, line_endings, loads_record, read_evidence
 
-# The 14 files a harness run depends on, as docs/harness/TASK.md lists them, and the loop's 16.
+# The 14 files a harness run depends on, as docs/harness/TASK.md lists them, and the loop's (docs/loop/TASK.md).
 WATCHED_FILES = (
     "harness.py", "verify_harness.py", "export_review.py", "verify_export.py",
     "AGENTS.md", "docs/harness/TASK.md",
@@ -31,7 +31,12 @@ WATCHED_FILES = (
     "project/notes/A01.md", "project/notes/A02.md", "project/notes/A03.md",
     "project/notes/A05.md", "project/notes/A07.md",
 )
-LOOP_FILES = WATCHED_FILES + ("loop_lab.py", "docs/loop/TASK.md")
+# The loop's: the 14, the script and its task, and every other module the loop runs.
+LOOP_FILES = WATCHED_FILES + ("loop_lab.py", "docs/loop/TASK.md", "cli.py", "machinery/__init__.py",
+                              "machinery/arguments.py", "machinery/executor.py", "machinery/interrupts.py",
+                              "machinery/progress.py")
+# The 16 files a loop-run/1 or loop-run/2 record carries: before the loop's modules joined its watched list.
+OLD_LOOP_FILES = WATCHED_FILES + ("loop_lab.py", "docs/loop/TASK.md")
 SAMPLES = ("valid", "bad-quote", "semantic")
 # The name rule of docs/loop/TASK.md: a loop's children are NAME-01 ... (a run name has at most 64 characters).
 NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
@@ -59,7 +64,7 @@ CASES = (("repair", "repair", {}), ("stuck", "stuck", {}),
          ("repair --max-seconds 0", "repair", {"max_seconds": 0}),
          ("semantic", "semantic", {}), ("permission", "permission", {}))
 
-SCHEMA, OLD_SCHEMAS = "loop-run/2", ("loop-run/1",)
+SCHEMA, OLD_SCHEMAS = "loop-run/3", ("loop-run/1", "loop-run/2")
 LOOP_KEYS = ("schema", "id", "run", "scenario", "budget", "status", "reason", "error_type", "semantic_review",
              "actual_api_calls", "context", "attempts", "blocked_proposal", "handoff", "elapsed_seconds",
              "started_at", "finished_at")
@@ -72,7 +77,8 @@ INNER_KEYS = {"budget": BUDGET_KEYS, "context": ("files", "fingerprint", "entrie
               "blocked_proposal": ("action", "target", "reason"), "handoff": HANDOFF_KEYS}
 ATTEMPT_INNER_KEYS = {"candidate": ("action", "sample", "sha256"), "decision": ("next", "reason", "why"),
                       "timeout": ("seconds", "waited_seconds", "inventory")}
-# What loop-run/2 added to loop-run/1: an older workspace wrote none of these fields (nor harness-run/2 children).
+# What loop-run/2 added to loop-run/1: a loop-run/1 workspace wrote none of these fields (nor harness-run/2 children).
+# loop-run/3 added no field: only the files of its context (LOOP_FILES beyond OLD_LOOP_FILES).
 NEWER_KEYS, NEWER_BUDGET_KEYS = ("id",), ("attempt_timeout",)
 NEWER_ATTEMPT_KEYS = ("started_at", "finished_at", "started_offset", "finished_offset", "decision", "timeout")
 RECORD_ID = re.compile("[0-9a-f]{32}")
@@ -219,11 +225,17 @@ def kind_of(path):
 # --- where records are read ----------------------------------------------------------------------
 
 class CourseFiles:
-    """The reference copy of the course files a record is compared with; hashed once."""
+    """The reference copy of the course files a record is compared with; hashed once. Its children are checked
+    against the same copy: `reference()` is verify_harness's Course of it, whose files are also read once."""
 
     def __init__(self, root):
         self.root = Path(root)
-        self._entries = None
+        self._entries = self._reference = None
+
+    def reference(self):
+        if self._reference is None:
+            self._reference = verify_harness.Course(self.root)
+        return self._reference
 
     def label(self):
         """Where the reference copy is, as a person at this terminal would say it."""
@@ -344,7 +356,7 @@ def child_view(child_dir):
             "started_at": record.get("started_at"), "finished_at": record.get("finished_at")}
 
 
-# --- an attempt's decision and timeout (loop-run/2) ----------------------------------------------
+# --- an attempt's decision and timeout (loop-run/2 on) ---------------------------------------------
 
 # What the evidence of one attempt can call for (docs/loop/TASK.md「每一轮的顺序」): go on with the
 # feedback, or one of these stops. Budget and permission stops come at the next round's checks instead.
@@ -399,10 +411,10 @@ def timeout_problem(where, entry, budget):
             "waited_seconds 和 inventory。")
 
 
-# --- the shape of a loop-run/2 record ------------------------------------------------------------
+# --- the shape of a loop-run/3 record ------------------------------------------------------------
 
 def shape_problems(record, name):
-    """(blocking, other): what is wrong with the shape of a loop-run/2 record, in Chinese naming the field.
+    """(blocking, other): what is wrong with the shape of a loop-run/3 record, in Chinese naming the field.
 
     BLOCKING problems keep the record from being read further: the checks that follow rely on those
     fields. OTHER problems do not, so the recorded stop is still compared with the evidence.
@@ -424,7 +436,7 @@ def shape_problems(record, name):
 
 
 def field_checks(record, name):
-    """(holds, message, blocks) for every top-level field of a loop-run/2 record; see shape_problems.
+    """(holds, message, blocks) for every top-level field of a loop-run/3 record; see shape_problems.
 
     A message names the record's fields as {field}: they are written out (as JSON) only for a check that fails.
     """
@@ -448,7 +460,7 @@ def field_checks(record, name):
          False),
         (is_int(record["actual_api_calls"]) and record["actual_api_calls"] == 0,
          "actual_api_calls 是 {actual_api_calls}：循环不调用模型，只能是 0。", False),
-        (context_ok(context), "context 应记录 16 个文件的逐文件哈希，且合并指纹与它们一致。", True),
+        (context_ok(context), f"context 应记录 {len(LOOP_FILES)} 个受监视文件的逐文件哈希，且合并指纹与它们一致。", True),
         (type(record["attempts"]) is list, "attempts 应为尝试记录的数组。", True),
         ((blocked is None) == (reason != "permission_boundary"),
          "blocked_proposal 只在 permission_boundary 停止时记录，且那时必须记录被拦下的提议。", False),
@@ -479,7 +491,12 @@ def unknown_fields_problem(where, fields, known, nested):
 
 
 def newer_fields(record):
-    """The loop-run/2 fields in a record that says it is older (an older workspace never wrote them), in order."""
+    """What only a newer schema writes, in a record that says it is older (its workspace never wrote them), in order:
+    the loop-run/2 fields in a loop-run/1 record, the files only a loop-run/3 context holds in a loop-run/2 one."""
+    if record.get("schema") == "loop-run/2":
+        context = record.get("context") if type(record.get("context")) is dict else {}
+        entries = context.get("entries") if type(context.get("entries")) is dict else {}
+        return [f"context.entries.{rel}" for rel in LOOP_FILES if rel not in OLD_LOOP_FILES and rel in entries]
     budget = record.get("budget") if type(record.get("budget")) is dict else {}
     attempts = record.get("attempts") if type(record.get("attempts")) is list else []
     attempts = [entry for entry in attempts if type(entry) is dict]
