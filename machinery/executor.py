@@ -29,7 +29,7 @@ import cli
 from machinery import interrupts
 
 GRACE_SECONDS = 0.5  # a child asked to end may still end by itself this long; then it is killed
-CODE_FOLDER = str(Path(__file__).resolve().parent.parent)  # the folder holding machinery/ and the tasks
+CODE_FOLDER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # holds machinery/ and the tasks
 # The child's program: this module, imported where it lies, then the task.
 CHILD_PROGRAM = ("import sys; sys.path.insert(0, sys.argv[1]); from machinery import executor; "
                  "executor.in_child(*sys.argv[2:])")

@@ -225,8 +225,9 @@ def kind_of(path):
 # --- where records are read ----------------------------------------------------------------------
 
 class CourseFiles:
-    """The reference copy of the course files a record is compared with; hashed once. Its children are checked
-    against the same copy: `reference()` is verify_harness's Course of it, whose files are also read once."""
+    """The reference copy of the course files a record is compared with, read once: its children are checked
+    against the same copy (`reference()`, verify_harness's Course of it), whose hashes of the 14 files a harness
+    run watches serve the loop's list too (the same hashing, docs/harness/TASK.md); the others are hashed here."""
 
     def __init__(self, root):
         self.root = Path(root)
@@ -244,7 +245,9 @@ class CourseFiles:
 
     def entries(self):
         if self._entries is None:
-            self._entries = {rel: file_sha256(self.root / rel) for rel in LOOP_FILES}
+            harness_files = self.reference().hashes
+            self._entries = {rel: harness_files[rel] if rel in harness_files else file_sha256(self.root / rel)
+                             for rel in LOOP_FILES}
         return self._entries
 
 
