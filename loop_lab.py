@@ -13,12 +13,11 @@ author's scripted choosers (data, not a model), so every stop can be reproduced 
 and at the end. Budgets and the order of events are judged on the monotonic clock; `*_at` times are wall-clock.
 
 The machinery is in machinery/, each module saying what it guarantees: executor.py (with `--attempt-timeout`
-an attempt runs in a process of its own, ended within S + grace), interrupts.py (when Ctrl-C and termination
-are answered, held back or ignored), arguments.py (the command line, names already used), progress.py (the
-lines on stderr). Shared with others: harness.py runs each child and lends the watched-file list, the samples,
-the name rule and the fingerprint; verify_harness.py checks each child (imported once a child has run); cli.py
-is the command-line plumbing. `run_loop()` is the in-process entry (clocks, sleep, child runner and checker
-can be injected); verify_loop.py checks the records without importing any of this.
+an attempt runs in a process of its own, ended within S + grace), interrupts.py (Ctrl-C and termination),
+arguments.py (the command line, names already used), progress.py (the lines on stderr). Shared: harness.py runs
+each child and lends the watched files, samples, name rule and fingerprint; verify_harness.py checks each child;
+cli.py is the plumbing. `run_loop()` is the in-process entry (clocks, sleep, child runner and checker can be
+injected); verify_loop.py checks the records without importing any of this.
 """
 # From the script's first line on, Ctrl-C or termination must end in one JSON line and exit 130. Until
 # main() can answer them, the signals that arrive are only noted; main() raises the first one.
