@@ -346,7 +346,7 @@ def scratch_base(class_dir):
 
 def check_all(class_dir, entries, course):
     """Every entry checked (on every core for a big class), then the records they share, then the rows."""
-    course.entries(), course.reference()  # read once, before any worker gets its copy: one reference for the check
+    course.entries()  # hashed once, before any worker gets its copy
     with tempfile.TemporaryDirectory(prefix="class-check-", dir=scratch_base(class_dir)) as scratch:
         checked = checked_entries(entries, course, scratch)
     mark_copies(checked)

@@ -8,8 +8,9 @@ test compares them with the document), the name rule, the scenario table, the fi
 combined fingerprint, the timestamp format and the shape of a loop-run/3 record. Evidence is read as
 hostile input: every path is looked at (lstat) before it is opened, only a plain file is read, and
 only up to its cap. What it shares: cli.py's plumbing (capped reads of plain files, strict record
-parsing, line-end helpers, paths shown from the current folder) and verify_harness.undo_transport (which
-changes of a whole file a transport makes), so both verifiers forgive the same ones.
+parsing, line-end helpers, paths shown from the current folder), verify_harness.undo_transport (which
+changes of a whole file a transport makes), so both verifiers forgive the same ones, and verify_harness.Course
+(the reference course files read once, so a loop and its children are judged against the same reading).
 """
 import hashlib
 import json
