@@ -3,28 +3,21 @@
     python3 loop_lab.py --run NAME --scenario repair|stuck|semantic|permission|slow
                         [--max-attempts 1..5] [--max-seconds 0..300] [--attempt-timeout 0.1..300]
 
-`OuterLoop.rounds()` is the lesson's flowchart, one numbered step per call, as in
-docs/loop/TASK.md「每一轮的顺序」: 1 budget, 2 proposal, 3 scope, 4 fresh child, 5 independent
-check, then the decision, which is written down with the attempt (continue or stop, and why).
-Every way the loop can end is a `Stop` returned where it happens; only Ctrl-C / termination,
-unexpected exceptions and a record that cannot be saved are raised. The proposals come from the
-author's scripted choosers (data, not a model), so success, stall, budget exhaustion, the
-permission boundary and a slow tool can be reproduced exactly. Everything the loop did is kept in
-`loop-runs/NAME/loop.json`, written atomically when the name is claimed (folder and first record
-appear as one step), before and after every attempt and at the end. A stop other than
-`needs_review` carries a hand-off: where it stopped, what was done, what to inspect, what a
-person decides. Budgets and the order of events are judged on the monotonic clock (offsets from
-the first record); the record's `*_at` times are wall-clock readings beside them.
+`OuterLoop.rounds()` is the lesson's flowchart, one numbered step per call, as in docs/loop/TASK.md
+「每一轮的顺序」: 1 budget, 2 proposal, 3 scope, 4 fresh child, 5 independent check, then the decision,
+written down with the attempt. Every way the loop can end is a `Stop` returned where it happens, with a
+hand-off for a person (where it stopped, what was done, what to inspect, what to decide); only Ctrl-C /
+termination, unexpected exceptions and a record that cannot be saved are raised. The proposals come from the
+author's scripted choosers (data, not a model), so every stop can be reproduced exactly. The record,
+`loop-runs/NAME/loop.json`, is written atomically when the name is claimed, before and after every attempt
+and at the end. Budgets and the order of events are judged on the monotonic clock; `*_at` times are wall-clock.
 
-With `--attempt-timeout S` every attempt runs in a child process of its own (the executor, near
-the end of this file): terminated when S seconds have passed, killed after a short grace, never
-left running. Without it, attempts run in this process, as they always did.
-
-Shared with others: harness.py runs each child and lends the watched-file list, the samples, the
-name rule and the fingerprint; verify_harness.py checks each child (imported only when a child
-has run); cli.py is the command-line plumbing and the one table of error glosses. `run_loop()` is
-the in-process entry (clocks, sleep, child runner and checker can be injected); verify_loop.py
-checks its records without importing it.
+The machinery is in machinery/, each module saying what it guarantees: executor.py (with `--attempt-timeout`
+an attempt runs in a process of its own, ended within S + grace), interrupts.py (Ctrl-C and termination),
+arguments.py (the command line, names already used), progress.py (the lines on stderr). Shared: harness.py runs
+each child and lends the watched files, samples, name rule and fingerprint; verify_harness.py checks each child;
+cli.py is the plumbing. `run_loop()` is the in-process entry (clocks, sleep, child runner and checker can be
+injected); verify_loop.py checks the records without importing any of this.
 """
 # From the script's first line on, Ctrl-C or termination must end in one JSON line and exit 130. Until
 # main() can answer them, the signals that arrive are only noted; main() raises the first one.
@@ -52,28 +45,27 @@ except KeyboardInterrupt:  # in the instant before the handlers above were in pl
 
 import cli  # first: it refuses a Python older than 3.11 before anything else runs
 
-import json
-import math
 import os
-import sys
 import time
 from collections import namedtuple
 from pathlib import Path
 
 import harness
-from cli import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOP, EXIT_USAGE, ChineseArgumentParser, NameTaken,
-                 create_record_folder, display_path, print_json, say, use_safe_console, write_json_atomic)
+from cli import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOP, EXIT_USAGE, create_record_folder, display_path, print_json, say,
+                 write_json_atomic)
+from machinery import arguments, executor, interrupts, progress
+from machinery.arguments import as_given
+from machinery.progress import before_again, done_line, explain, left_text
 
 ROOT = Path(__file__).resolve().parent
+SCHEMA = "loop-run/3"
 SCENARIOS = ("repair", "stuck", "semantic", "permission", "slow")
-# The loop's context: what the harness watches, plus this script and the task it follows.
-LOOP_FILES = harness.WATCHED_FILES + ("loop_lab.py", "docs/loop/TASK.md")
-MAX_NAME = 61  # the children are NAME-01 ... and a harness run name has at most 64 characters
-ATTEMPTS_RANGE = (1, 5)
-SECONDS_RANGE = (0, 300)
-ATTEMPT_TIMEOUT_RANGE = (0.1, 300)
+# The loop's context: the 14 files the harness watches, this script and the task it follows, and every
+# other module the loop runs (its machinery and the command-line plumbing): a record names the code that made it.
+LOOP_FILES = harness.WATCHED_FILES + ("loop_lab.py", "docs/loop/TASK.md", "cli.py", "machinery/__init__.py",
+                                      "machinery/arguments.py", "machinery/executor.py", "machinery/interrupts.py",
+                                      "machinery/progress.py")
 STAND_IN_TOOL_SECONDS = 3  # slow: how long the stand-in tool takes to return, before the harness runs
-GRACE_SECONDS = 0.5  # the executor's child may end by itself this long after it was asked to; then it is killed
 TIMESTAMP = "%Y-%m-%dT%H:%M:%SZ"  # the harness's format: UTC, whole seconds
 CONTINUE_WHY = "已确认的教学失败，第一次出现：带着反馈继续"
 
@@ -88,18 +80,6 @@ class Stop(namedtuple("Stop", "status reason handoff error_type why elapsed", de
 
 class RecordNotSaved(Exception):
     """loop.json could not be written: the last good record stays as it is."""
-
-
-class AttemptTimedOut(Exception):
-    """The executor ended an attempt at its limit of SECONDS after WAITED seconds; LEFT: what the child left."""
-
-    def __init__(self, seconds, waited, left):
-        super().__init__(f"超过单次时限 {seconds:g} 秒")
-        self.seconds, self.waited, self.left = seconds, waited, left
-
-
-def explain(error_type):
-    return f"{cli.gloss(error_type)}（{error_type}）"
 
 
 # The scenario choosers: the author's script. Each sees the feedback of the finished attempts
@@ -130,161 +110,22 @@ def within_scope(proposal):
 
 def attempt_body(root, name, sample, tool_wait, sleep=time.sleep, run_child=harness.run_harness):
     """One attempt's work: slow's stand-in tool first (a request that takes TOOL_WAIT seconds to return;
-    the harness itself never waits), then one harness run in ROOT/runs/NAME; its run.json record."""
+    the harness itself never waits), then one harness run in ROOT/runs/NAME; its run.json record.
+    The executor runs it in a process of its own as "loop_lab:attempt_body"."""
     if tool_wait:
         sleep(tool_wait)
     return run_child(root, name, sample)
 
 
-def check_child_run(run_dir):
-    import verify_harness  # only once a child has run: budget and permission stops never need it
-    return verify_harness.verify_run(run_dir)
-
-
-def as_exception(number):
-    """The exception a noted signal stands for: KeyboardInterrupt for Ctrl-C, cli.Terminated otherwise."""
-    return KeyboardInterrupt() if number == signal.SIGINT else cli.Terminated(signal.Signals(number).name)
-
-
-def answer_signals_from_now_on():
-    """Ctrl-C and termination raise from here on; one that came while the script was starting, now.
-
-    A signal whose handler cli.run() has installed meanwhile (termination) keeps that handler.
-    """
-    for number, handler in BEFORE_START.items():
-        if signal.getsignal(number) is note_signal:
-            signal.signal(number, handler)
-    if SIGNALS_WHILE_STARTING:
-        raise as_exception(SIGNALS_WHILE_STARTING[0])
-
-
-class held_interrupts:
-    """Ctrl-C and termination wait until the block is done, then are raised as usual.
-
-    The claim of a name and the executor's clean-up are never cut in half: what is on disk matches
-    what the loop holds when the interrupt is handled.
-    """
-
-    def __enter__(self):
-        self.caught, self.previous = None, {}
-        for number in SIGNALS_HELD:
-            if signal.getsignal(number) is None:  # a handler set outside Python could not be put back
-                continue
-            try:
-                self.previous[number] = signal.signal(number, self.hold)
-            except (ValueError, OSError):  # not the main thread: nothing can be held there
-                pass
-        return self
-
-    def hold(self, number, frame):
-        self.caught = self.caught or number
-
-    def __exit__(self, *exc_info):
-        for number, handler in self.previous.items():
-            signal.signal(number, handler)
-        if self.caught and exc_info[0] is None:  # a block that failed reports its own exception
-            raise as_exception(self.caught)
-        return False
-
-
-def settle_interrupts(previous):
-    """Ignores Ctrl-C and termination from now on, noting in PREVIOUS the handlers to put back.
-
-    Called as the final record is written: a signal after that changes neither the record, nor the
-    printed line, nor the exit code. signal.signal() first raises a signal that has already landed,
-    so one that came just before is still answered (and recorded) as usual.
-    """
-    for number in SIGNALS_HELD:
-        if number in previous or signal.getsignal(number) is None:
-            continue
-        try:
-            previous[number] = signal.signal(number, signal.SIG_IGN)
-        except (ValueError, OSError):  # not the main thread: nothing can be ignored there
-            pass
-
-
-def restore_interrupts(previous):
-    """Puts back the handlers settle_interrupts() replaced (for callers that go on after the loop)."""
-    while previous:
-        number, handler = previous.popitem()
-        signal.signal(number, handler)
-
-
-def exit_code(status):
-    return {"needs_review": EXIT_OK, "interrupted": EXIT_INTERRUPTED}.get(status, EXIT_STOP)
-
-
-def shown_number(value):
-    """A number as the person typed it: 1e9 shows as 1000000000, not 1e+09; nan and inf as themselves."""
-    if type(value) not in (int, float):
-        return repr(value)
-    return str(as_given(value)) if math.isfinite(value) else str(value)
-
-
-def as_given(seconds):
-    """A number of seconds as the record keeps it: 30 rather than 30.0, 2.5 as it is."""
-    return int(seconds) if seconds == int(seconds) else seconds
-
-
-def in_range(value, limits, kinds=(int, float)):
-    return type(value) in kinds and limits[0] <= value <= limits[1]  # NaN is in no range
-
-
-def argument_problem(name, scenario, max_attempts, max_seconds, attempt_timeout=None):
-    """Why these arguments cannot start a loop (Chinese), or None."""
-    problem = harness.name_problem(name, MAX_NAME)
-    if problem:
-        return problem
-    if scenario not in SCENARIOS:
-        return f"--scenario 只能是 {'、'.join(SCENARIOS)} 之一，收到 {scenario!r}。"
-    if not in_range(max_attempts, ATTEMPTS_RANGE, (int,)):
-        return f"--max-attempts 应为 {ATTEMPTS_RANGE[0]}-{ATTEMPTS_RANGE[1]} 的整数（含第一次尝试），收到 {max_attempts!r}。"
-    if not in_range(max_seconds, SECONDS_RANGE):
-        return (f"--max-seconds 应为 {SECONDS_RANGE[0]}-{SECONDS_RANGE[1]} 秒（可以是小数，只在轮次边界检查），"
-                f"收到 {shown_number(max_seconds)}。")
-    if attempt_timeout is not None and not in_range(attempt_timeout, ATTEMPT_TIMEOUT_RANGE):
-        return (f"--attempt-timeout 应为 {ATTEMPT_TIMEOUT_RANGE[0]:g}-{ATTEMPT_TIMEOUT_RANGE[1]:g} 秒（单次尝试的时限，"
-                f"到时终止执行它的子进程），收到 {shown_number(attempt_timeout)}。")
-    return None
-
-
-def used_child_name(root, name):
-    """`runs/NAME-NN` (any case) that makes NAME a used loop name, or None."""
-    try:
-        children = os.listdir(os.path.join(root, "runs"))
-    except OSError:
-        return None
-    prefix = name.lower() + "-"
-    return next((f"runs/{child}" for child in sorted(children)
-                 if child.lower().startswith(prefix) and len(child) == len(prefix) + 2
-                 and child[-2:].isascii() and child[-2:].isdigit()), None)
-
-
-def used_name(root, name):
-    """What makes NAME a used loop name (loop-runs/NAME or runs/NAME-NN, any case), or None."""
-    try:
-        loops = os.listdir(os.path.join(root, "loop-runs"))
-    except OSError:
-        loops = []
-    same = next((entry for entry in loops if entry.lower() == name.lower()), None)
-    return f"loop-runs/{same}" if same else used_child_name(root, name)
-
-
-def unused_name(root, name):
-    """A suggestion for the next loop name that nothing uses yet."""
-    return harness.suggest_name(name, lambda other: used_name(root, other), MAX_NAME)
-
-
 def new_loop(root, name, scenario, max_attempts=3, max_seconds=30, attempt_timeout=None, *,
              clock=time.monotonic, wall=time.time, sleep=time.sleep, tool_seconds=STAND_IN_TOOL_SECONDS,
-             run_child=harness.run_harness, check_child=check_child_run):
+             run_child=harness.run_harness, check_child=None):
     """An OuterLoop ready to run; ValueError (in Chinese) for arguments that cannot start one.
 
-    CLOCK is the monotonic clock of budgets and offsets, WALL the calendar clock of the `*_at` times,
-    SLEEP and TOOL_SECONDS the stand-in tool's wait (slow only; an attempt in a process of its own
-    really waits TOOL_SECONDS). RUN_CHILD and CHECK_CHILD serve attempts run in this process.
-    """
-    problem = argument_problem(name, scenario, max_attempts, max_seconds, attempt_timeout)
+    CLOCK is the monotonic clock of budgets and offsets, WALL the calendar clock of the `*_at` times, SLEEP
+    and TOOL_SECONDS the stand-in tool's wait (slow only; in a process of its own it really waits TOOL_SECONDS).
+    RUN_CHILD and CHECK_CHILD (by default verify_harness) serve attempts run in this process."""
+    problem = arguments.argument_problem(SCENARIOS, name, scenario, max_attempts, max_seconds, attempt_timeout)
     if problem:
         raise ValueError(problem)
     return OuterLoop(Path(root), name, scenario, (max_attempts, max_seconds, attempt_timeout),
@@ -302,7 +143,7 @@ def run_loop(root, name, scenario, **options):
     try:
         code = loop.run()
     finally:
-        restore_interrupts(loop.settled)  # the caller goes on: its Ctrl-C works again
+        interrupts.restore(loop.settled)  # the caller goes on: its Ctrl-C works again
     return loop.record, code
 
 
@@ -313,11 +154,12 @@ class OuterLoop:
         self.root, self.name, self.scenario = root, name, scenario
         self.max_attempts, self.max_seconds, self.attempt_timeout = budget
         self.clock, self.wall, self.sleep = tools["clock"], tools["wall"], tools["sleep"]
-        self.run_child, self.check_child, self.tool_wait = tools["run_child"], tools["check_child"], tools["tool_wait"]
+        self.run_child, self.tool_wait = tools["run_child"], tools["tool_wait"]
+        self.check_child, self.course = tools["check_child"] or self.check_independently, None
         self.folder = root / "loop-runs" / name
         self.claimed, self.start, self.settled = False, None, {}
         self.record = {
-            "schema": "loop-run/2", "id": os.urandom(16).hex(), "run": name, "scenario": scenario,
+            "schema": SCHEMA, "id": os.urandom(16).hex(), "run": name, "scenario": scenario,
             "budget": {"max_attempts": self.max_attempts, "max_seconds": as_given(self.max_seconds),
                        "attempt_timeout": None if self.attempt_timeout is None else as_given(self.attempt_timeout)},
             "status": "running", "reason": None, "error_type": None,
@@ -334,9 +176,9 @@ class OuterLoop:
     def run(self):
         """Claims the name with the first record, goes round until a Stop, writes it down; the exit code."""
         try:
-            with held_interrupts():
+            with interrupts.held():
                 create_record_folder(self.folder.parent, self.name, self.write_first,
-                                     lambda: used_child_name(self.root, self.name))
+                                     lambda: arguments.used_child_name(self.root, self.name))
                 self.claimed, self.start = True, self.clock()  # offsets and budgets count from the first record
             stop = self.rounds()
         except KeyboardInterrupt as exc:
@@ -374,7 +216,7 @@ class OuterLoop:
                 child = self.run_attempt(attempt)
             except FileExistsError:  # someone else's runs/NAME-NN: this attempt did not run
                 return self.child_name_taken(attempt)
-            except AttemptTimedOut as timeout:  # ended by the executor: its outcome is unknown, never retried
+            except executor.AttemptTimedOut as timeout:  # ended by the executor: its outcome is unknown, never retried
                 stop = self.timed_out(attempt, timeout)
                 self.write_decision(attempt, stop)
                 return stop
@@ -407,7 +249,7 @@ class OuterLoop:
         return None
 
     def context_stop(self, when):
-        """A Stop when any of the 16 files differs from the start of the loop, else None."""
+        """A Stop when any of the watched files (LOOP_FILES) differs from the start of the loop, else None."""
         recorded = self.record["context"]["entries"]
         current = harness.fingerprint(self.root, LOOP_FILES)["entries"]
         changed = [rel for rel in recorded if current[rel] != recorded[rel]]
@@ -423,7 +265,7 @@ class OuterLoop:
                    "started_offset": now, "finished_offset": None, "decision": None, "timeout": None}
         self.attempts.append(attempt)
         self.save()
-        self.say_start(attempt)
+        progress.say_start(attempt, self.max_attempts, self.tool_wait, self.attempt_timeout)
         return attempt
 
     def run_attempt(self, attempt):
@@ -432,14 +274,23 @@ class OuterLoop:
         name, sample = self.child_name(attempt["attempt"]), attempt["candidate"]["sample"]
         if self.attempt_timeout is None:
             return attempt_body(self.root, name, sample, self.tool_wait, self.sleep, self.run_child)
-        return run_in_own_process(self.root, name, sample, self.tool_wait, self.attempt_timeout)
+        return executor.run_in_own_process("loop_lab:attempt_body", [str(self.root), name, sample, self.tool_wait],
+                                           self.attempt_timeout, self.root / attempt["child_run"])
+
+    def check_independently(self, run_dir):
+        """verify_harness's check of a child, against the course files as read at the loop's first check: one
+        reference for the whole loop (the loop's own context check says whether they changed since)."""
+        import verify_harness  # only once a child has run: budget and permission stops never need it
+        if self.course is None:
+            self.course = verify_harness.Course(self.root)
+        return verify_harness.verify_run(run_dir, self.course)
 
     def finish_attempt(self, attempt, child):
         error = child["error"]
         attempt.update(state="done", status=child["status"],
                        feedback=error and {"error_type": error["type"], "message": error["message"]},
                        finished_offset=self.offset(), finished_at=self.wall_time())
-        self.say_round(attempt)
+        progress.say_round(attempt, self.max_attempts, self.root)
 
     def decide(self, attempt, verdict):
         """The flowchart's decision: evidence first, then mechanical pass, then repeat or keep going."""
@@ -549,7 +400,7 @@ class OuterLoop:
         attempt.update(state="timed_out", finished_offset=self.offset(), finished_at=self.wall_time(),
                        timeout={"seconds": limit, "waited_seconds": round(timeout.waited, 3),
                                 "inventory": timeout.left})
-        self.say_round(attempt)
+        progress.say_round(attempt, self.max_attempts, self.root)
         tool = f"（slow 的替身工具要等 {self.tool_wait:g} 秒才返回）" if self.tool_wait else ""
         lesson = (f"在本课中这是 slow 情景配上比替身工具更短的 --attempt-timeout 的预期结果。"
                   if self.tool_wait > timeout.seconds else "")
@@ -584,7 +435,7 @@ class OuterLoop:
         error_type = getattr(exc, "error_type", None) or type(exc).__name__  # a child process's keeps its own name
         missing = getattr(exc, "filename", None)
         if isinstance(exc, OSError) and missing:
-            inspect = [self.relative(missing)]  # the record's paths are relative to the workspace
+            inspect = [cli.workspace_path(missing, self.root) or Path(missing).as_posix()]  # as records say paths
             what = f"读写 {inspect[0]} 时出错"
         else:
             what, inspect = str(exc) or repr(exc), []
@@ -594,10 +445,6 @@ class OuterLoop:
         return self.needs_human(error_type, what, advice + (
             "这不是可以自动重试的普通反馈：请按 error_type 核对“请核对”所列的文件，判断是环境、证据还是程序的问题；"
             "不要清空重跑，处理后用新名称重新运行。"), inspect)
-
-    def relative(self, path):
-        """PATH as the record writes paths: relative to the workspace when it is inside it."""
-        return cli.workspace_path(path, self.root) or Path(path).as_posix()
 
     def unknown_attempt_advice(self, child):
         ended = "执行这次尝试的子进程已被结束，循环等它退出后才写下这份记录；" if self.attempt_timeout is not None else ""
@@ -609,9 +456,9 @@ class OuterLoop:
     def record_not_saved(self, exc):
         cause = exc.__cause__
         self.record.update(status="needs_human", reason="unexpected_error", error_type=type(cause).__name__)
-        say(f"无法写入 {self.shown(self.rel('loop.json'))}，原因是{explain(type(cause).__name__)}：{cause}。"
+        say(f"无法写入 {display_path(self.folder / 'loop.json')}，原因是{explain(type(cause).__name__)}：{cause}。"
             f"保留上一次成功写入的记录（可能仍是 running），循环停止。请检查磁盘空间和目录权限，"
-            f"核对 {self.shown('runs')}/{self.name}-NN 后用新名称重新运行。")
+            f"核对 {display_path(self.root / 'runs')}/{self.name}-NN 后用新名称重新运行。")
         return EXIT_STOP
 
     # --- where the loop is, and the hand-off -------------------------------------------------------
@@ -651,41 +498,23 @@ class OuterLoop:
             self.save()
         except RecordNotSaved as exc:
             return self.record_not_saved(exc)
-        self.tell(stop)
+        progress.say_end(self.record, self.root, self.rel("loop.json"))
         return exit_code(stop.status)
 
     def final_stop(self, stop):
         """STOP, or the interrupt that landed just before it: from here on signals are ignored."""
         while True:
             try:
-                settle_interrupts(self.settled)  # first raises a signal that has already landed
+                interrupts.settle(self.settled)  # first raises a signal that has already landed
                 return stop
             except KeyboardInterrupt as exc:
                 stop = self.interrupted(exc)
-
-    def tell(self, stop):
-        say(f"循环结束：{stop.status}/{stop.reason}，共 {len(self.attempts)} 次尝试，"
-            f"记录在 {self.shown(self.rel('loop.json'))}。")
-        if stop.handoff:
-            inspect = [self.shown(rel) + ("" if (self.root / rel).exists() else "（不存在）")
-                       for rel in stop.handoff["inspect"]]
-            workspace = display_path(self.root)
-            elsewhere = "" if workspace == "." else f"\n  （其余各项里的路径都相对于工作区 {workspace}）"
-            say("交接给人：\n  停在哪里：" + stop.handoff["stopped_at"] + "\n  已做的事：" + "；".join(stop.handoff["done"])
-                + "\n  请核对：" + "、".join(inspect) + "\n  需要你决定：" + stop.handoff["decide"] + elsewhere)
-        elif stop.status == "needs_review":
-            say("机械检查通过，内容仍待人工审核（semantic_review: pending）：请阅读 "
-                f"{self.shown(self.attempts[-1]['child_run'] + '/artifact/review.md')} 并对照原文。")
 
     def child_name(self, number):
         return f"{self.name}-{number:02d}"
 
     def rel(self, file_name):
         return f"loop-runs/{self.name}/{file_name}"
-
-    def shown(self, rel):
-        """A workspace path as the person can type it from the current folder."""
-        return display_path(self.root / rel)
 
     def write_first(self, staging):
         write_json_atomic(Path(staging) / "loop.json", self.record)
@@ -699,56 +528,6 @@ class OuterLoop:
             except OSError:  # a leftover that cannot even be removed changes nothing
                 pass
             raise RecordNotSaved() from exc
-
-    def say_start(self, attempt):
-        """A line as a slow or separately run attempt starts: it will take a while, or may be ended."""
-        notes = ([f"slow 的替身工具要等 {self.tool_wait:g} 秒才返回"] if self.tool_wait else []) + (
-            [f"在自己的子进程里运行，单次时限 {self.attempt_timeout:g} 秒"] if self.attempt_timeout is not None else [])
-        if notes:
-            say(f"[第 {attempt['attempt']} 轮] 尝试 {attempt['attempt']}/{self.max_attempts} 开始：候选 export "
-                f"{attempt['candidate']['sample']}；{'，'.join(notes)}。")
-
-    def say_round(self, attempt):
-        feedback, timeout = attempt["feedback"], attempt["timeout"]
-        if timeout:
-            outcome = (f"timed_out：到单次时限 {timeout['seconds']} 秒仍未返回，子进程已被终止"
-                       f"（{left_text(attempt['child_run'], timeout['inventory'], short=True)}）")
-        elif feedback:
-            outcome = f"{attempt['status']}：{explain(feedback['error_type'])}：{feedback['message']}"
-        else:
-            outcome = f"{attempt['status']}：机械检查通过，内容待审"
-        say(f"[第 {attempt['attempt']} 轮] 尝试 {attempt['attempt']}/{self.max_attempts}：候选 export "
-            f"{attempt['candidate']['sample']}，子运行 {self.shown(attempt['child_run'])}，结果 {outcome}")
-
-
-def done_line(attempt):
-    """One attempt as the hand-off's 'what was done' says it."""
-    line = f"第 {attempt['attempt']} 次：export {attempt['candidate']['sample']} → {attempt['child_run']}，"
-    line += attempt["status"] or attempt["state"]
-    feedback, timeout = attempt["feedback"], attempt.get("timeout")
-    if feedback:
-        line += f"，{explain(feedback['error_type'])}：{feedback['message'].rstrip('。')}"
-    if timeout:
-        line += f"，到单次时限 {timeout['seconds']} 秒被终止"
-    return line
-
-
-def left_text(child, left, short=False):
-    """What an ended attempt's child left (its `timeout.inventory`), said for a person."""
-    if not left["exists"]:
-        return "没有留下子运行" if short else f"{child}/ 不存在：子进程在 Harness 建立子运行之前就被终止了，没有留下任何文件"
-    status = f"run.json 为 {left['run_status']}" if left["run_status"] else "没有可读的 run.json"
-    if short:
-        return f"留下 {child}/，{status}"
-    return f"{child}/ 里有 {len(left['files'])} 个文件（{'、'.join(left['files']) or '没有文件'}），{status}"
-
-
-def before_again(child, left):
-    """What to check before running again, after an attempt was ended at its limit."""
-    if not left["exists"]:
-        return f"{child}/ 确实不存在（它被终止时还没开始导出），也没有别的运行用了这个名称。"
-    return (f"{child}/ 里的动作在被终止前可能已经做了一部分（run.json 仍可能是 running），不能认定它没做；"
-            f"先用 verify_harness.py 核对 {child}，不要删除或改写它。")
 
 
 def mark_unknown(attempt):
@@ -778,237 +557,8 @@ def not_started(reason):
             "actual_api_calls": 0}
 
 
-# --- the executor: one attempt in a process of its own, ended at its time limit ----------------------
-
-# The child's program: this file, imported from where it lies (its bytecode cache serves), then one attempt.
-CHILD_PROGRAM = ("import sys; sys.path.insert(0, sys.argv[1]); import loop_lab; "
-                 "loop_lab.attempt_in_child(*sys.argv[2:])")
-CODE_FOLDER = os.path.dirname(os.path.abspath(__file__))
-
-
-def own_group():
-    """Popen options: on POSIX the child leads a session of its own, so its whole process group can be
-    ended and a Ctrl-C typed at the terminal reaches only the loop; on Windows a process group of its
-    own, outside Ctrl-C."""
-    import subprocess
-    return ({"start_new_session": True} if os.name == "posix"
-            else {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)})
-
-
-def run_in_own_process(root, name, sample, tool_wait, seconds):
-    """attempt_body() in a child process: its run.json record, the child's exception raised again here,
-    or AttemptTimedOut when it had to be ended SECONDS after it started.
-
-    The child is never left running: not at the limit, not on Ctrl-C or termination of the loop, and
-    not when the loop itself is killed outright (its stdin, this process's pipe, then reads EOF).
-    """
-    import subprocess  # here, not at the top: attempts run in this process cost nothing for it
-    lifeline, lifeline_end = os.pipe()
-    try:
-        try:
-            program = [sys.executable, "-S", "-c", CHILD_PROGRAM, CODE_FOLDER, str(root), name, sample, repr(tool_wait)]
-            child = subprocess.Popen(program, stdin=lifeline, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     **own_group())
-        finally:
-            os.close(lifeline)
-        return outcome(child, seconds, Path(root) / "runs" / name)
-    finally:
-        os.close(lifeline_end)  # the child has ended by now
-
-
-def outcome(child, seconds, run_dir):
-    """Waits for CHILD at most SECONDS, ends it if need be; what it finished (see run_in_own_process)."""
-    started = time.monotonic()
-    try:
-        output = output_by(child, started + seconds)
-    except BaseException:  # Ctrl-C or termination of the loop: the child goes first
-        with held_interrupts():
-            end_process(child)
-        raise
-    waited = None if output else time.monotonic() - started
-    out, err = output or end_process(child)
-    record = finished_record(out, run_dir)  # a child that finished during the grace counts as finished
-    if record is not None:
-        return record
-    if waited is not None:
-        raise AttemptTimedOut(seconds, waited, left_behind(run_dir))
-    last = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["没有输出"]
-    raise ChildProcessError(f"执行尝试的子进程以退出码 {child.returncode} 结束，没有留下结果（{last[0]}）")
-
-
-def output_by(child, deadline):
-    """CHILD's (stdout, stderr) once it has ended by DEADLINE (a time.monotonic() reading), else None.
-
-    Waits in short steps: on Windows a long wait cannot be interrupted, and Ctrl-C must not wait for it.
-    """
-    import subprocess
-    while True:
-        try:
-            return child.communicate(timeout=max(0, min(0.1, deadline - time.monotonic())))
-        except subprocess.TimeoutExpired:  # the output read so far is kept for the next call
-            if time.monotonic() >= deadline:
-                return None
-
-
-def end_process(child):
-    """Asks CHILD (and any process it started) to end, kills what is left after GRACE_SECONDS;
-    returns its (stdout, stderr)."""
-    import subprocess
-    signal_group(child, "SIGTERM")
-    try:
-        out, err = child.communicate(timeout=GRACE_SECONDS)
-    except subprocess.TimeoutExpired:
-        out = err = None
-    signal_group(child, "SIGKILL")  # the child if still there, and whatever it started in its group
-    if out is None:
-        out, err = child.communicate()
-    return out, err
-
-
-def signal_group(child, name):
-    """SIGTERM / SIGKILL to the child's process group where there are groups; Popen.terminate / kill otherwise."""
-    if hasattr(os, "killpg"):
-        try:
-            os.killpg(child.pid, getattr(signal, name))
-            return
-        except ProcessLookupError:  # nobody is left in the group
-            return
-        except OSError:  # not allowed: end at least the child itself
-            pass
-    if child.poll() is None:
-        child.terminate() if name == "SIGTERM" else child.kill()
-
-
-def finished_record(out, run_dir):
-    """The child's finished run.json record (from its result line, or from disk when it was ended just
-    after writing it), the child's exception raised again, or None when it finished nothing."""
-    lines = (out or b"").decode("utf-8", "replace").strip().splitlines()
-    try:
-        answer = json.loads(lines[-1]) if lines else None
-    except ValueError:
-        answer = None
-    if isinstance(answer, dict) and isinstance(answer.get("error"), dict):
-        raise exception_from_child(answer["error"])
-    if isinstance(answer, dict) and isinstance(answer.get("record"), dict):
-        return answer["record"]
-    record = read_run_record(run_dir)
-    return record if record and record.get("status") not in (None, "running") else None
-
-
-def read_run_record(run_dir):
-    try:
-        record = cli.read_json(run_dir / "run.json")
-    except (OSError, ValueError):
-        return None
-    return record if isinstance(record, dict) else None
-
-
-def left_behind(run_dir):
-    """What an ended child left (`timeout.inventory`): does its folder exist, its run.json status, its files."""
-    if not run_dir.is_dir():
-        return {"exists": False, "run_status": None, "files": []}
-    files = sorted(os.path.relpath(os.path.join(folder, name), run_dir).replace(os.sep, "/")
-                   for folder, _, names in os.walk(run_dir) for name in names)
-    record = read_run_record(run_dir)
-    return {"exists": True, "run_status": record.get("status") if record else None, "files": files[:50]}
-
-
-def attempt_in_child(root, name, sample, tool_wait):
-    """The executor's child process: one attempt; its outcome as one ASCII JSON line on stdout."""
-    end_with_the_loop()
-    try:
-        answer = {"record": attempt_body(Path(root), name, sample, float(tool_wait))}
-    except Exception as exc:  # raised again in the loop as the same kind of error
-        answer = {"error": described(exc)}
-    sys.stdout.write(json.dumps(answer) + "\n")
-    sys.stdout.flush()
-
-
-def end_with_the_loop():
-    """Ends this process the moment the loop is gone: the loop holds our stdin's other end, which closes
-    when it exits in any way (SIGKILL and the task manager included), so no attempt outlives its loop."""
-    import threading
-
-    def watch():
-        try:
-            while os.read(0, 512):  # the raw descriptor: a buffered sys.stdin would block the interpreter's exit
-                pass
-        except OSError:
-            pass
-        os._exit(EXIT_INTERRUPTED)
-
-    threading.Thread(target=watch, daemon=True).start()
-
-
-def described(exc):
-    """EXC as the loop can raise it again: its name and message, the built-in classes it is (nearest
-    first) and, for a file-system error, errno, strerror and filename."""
-    import builtins
-    return {"type": type(exc).__name__, "message": str(exc),
-            "builtin": [kind.__name__ for kind in type(exc).__mro__
-                        if issubclass(kind, BaseException) and getattr(builtins, kind.__name__, None) is kind],
-            "errno": getattr(exc, "errno", None), "strerror": getattr(exc, "strerror", None),
-            "filename": None if getattr(exc, "filename", None) is None else os.fsdecode(exc.filename)}
-
-
-def exception_from_child(error):
-    """The child's exception as the loop raises it: the nearest built-in class that can be rebuilt
-    (cli.NameTaken arrives as a FileExistsError), the child's own type name kept as `error_type`."""
-    import builtins
-    for name in error.get("builtin", []):
-        kind = getattr(builtins, name)
-        try:
-            exc = (kind(error["errno"], error["strerror"], error["filename"])
-                   if issubclass(kind, OSError) and error.get("errno") is not None else kind(error["message"]))
-        except TypeError:  # e.g. UnicodeDecodeError needs five arguments: its base class will do
-            continue
-        exc.error_type = error["type"]
-        return exc
-    return ChildProcessError(error.get("message"))
-
-
-# --- the command --------------------------------------------------------------------------------------
-
-def parse_arguments(argv):
-    parser = ChineseArgumentParser(
-        usage=("[-h] --run NAME --scenario", f"{{{','.join(SCENARIOS)}}} [--max-attempts N]",
-               "[--max-seconds S] [--attempt-timeout S]"),
-        description="第 14 篇的外层循环：在预算内根据反馈更换固定候选，停在 needs_review、停滞、预算耗尽或需要人工。",
-        epilog="退出码：0 needs_review（机械通过，内容待审）；1 stalled / budget_exhausted / needs_human（受控停止，"
-               "包括单次时限到了的 attempt_timeout）；2 参数错误或名称已用过；130 被 Ctrl-C 或终止信号中断。"
-               "范围与预算见 docs/loop/TASK.md。",
-    )
-    parser.add_argument("--run", metavar="NAME", required=True,
-                        help="新的循环名（1-61 个字符，不区分大小写；loop-runs/NAME 和 runs/NAME-NN 都不得已存在）")
-    parser.add_argument("--scenario", choices=SCENARIOS, required=True,
-                        help=f"作者预先写好的候选脚本（slow 与 repair 相同，但每次尝试先等替身工具 {STAND_IN_TOOL_SECONDS} 秒）")
-    parser.add_argument("--max-attempts", type=int, default=3, metavar="N",
-                        help="最多尝试次数，含第一次，1-5（默认 3）")
-    parser.add_argument("--max-seconds", type=float, default=30, metavar="S",
-                        help="轮次边界时间预算，0-300 秒，可为小数（默认 30）")
-    parser.add_argument("--attempt-timeout", type=float, default=None, metavar="S",
-                        help="单次尝试的时限，0.1-300 秒：每次尝试在自己的子进程里运行，到时终止（默认不限，在循环进程里运行）")
-    args = parser.parse_args(argv)
-    problem = argument_problem(args.run, args.scenario, args.max_attempts, args.max_seconds, args.attempt_timeout)
-    if problem:
-        parser.error(problem)
-    return args
-
-
-def name_taken_message(exc, args):
-    """Why the name cannot be used (exit 2), with a command that would work."""
-    in_way = display_path(ROOT / exc.path)
-    if exc.busy:
-        return (f"另一个进程正在用名称 {args.run}（不区分大小写）开始循环，认领目录 {in_way} 还在：请换一个新名称。"
-                f"如果没有别的循环在运行，它是被强行结束的进程留下的，{cli.STALE_LOCK_SECONDS} 秒后会自动失效。")
-    entry = exc.path.split("/", 1)[-1]
-    same_case = args.run in (entry, entry[:-3])
-    budgets = (f" --max-attempts {args.max_attempts}" if args.max_attempts != 3 else "") + (
-        f" --max-seconds {args.max_seconds:g}" if args.max_seconds != 30 else "") + (
-        f" --attempt-timeout {args.attempt_timeout:g}" if args.attempt_timeout is not None else "")
-    example = cli.command(ROOT / "loop_lab.py", "--run", unused_name(ROOT, args.run), "--scenario", args.scenario)
-    return (f"{in_way} 已存在：名称 {args.run} 已经用过{'' if same_case else '（名称不区分大小写）'}。"
-            f"旧记录保持不动，请换一个新名称。例如：{example}{budgets}")
+def exit_code(status):
+    return {"needs_review": EXIT_OK, "interrupted": EXIT_INTERRUPTED}.get(status, EXIT_STOP)
 
 
 def main(argv=None):
@@ -1019,13 +569,13 @@ def main(argv=None):
     """
     loop = None
     try:
-        answer_signals_from_now_on()
-        use_safe_console()
-        args = parse_arguments(argv)
+        interrupts.answer_from_now_on(BEFORE_START, note_signal, SIGNALS_WHILE_STARTING)
+        cli.use_safe_console()
+        args = arguments.parse_arguments(argv, SCENARIOS, STAND_IN_TOOL_SECONDS)
         loop = new_loop(ROOT, args.run, args.scenario, args.max_attempts, args.max_seconds, args.attempt_timeout)
         code = loop.run()
-    except NameTaken as exc:
-        say(name_taken_message(exc, args))
+    except cli.NameTaken as exc:
+        say(arguments.name_taken_message(exc, args, ROOT))
         return EXIT_USAGE
     except OSError as exc:  # before the first record: the folder or a context file is not usable
         detail = f"{exc.strerror}：{display_path(exc.filename)}" if exc.strerror and exc.filename else str(exc)
@@ -1035,13 +585,13 @@ def main(argv=None):
     except KeyboardInterrupt as exc:
         if loop is None or not loop.claimed:
             say("已中断：循环还没开始，没有创建任何记录。")
-            with held_interrupts():
+            with interrupts.held():
                 print_json(not_started(interrupt_reason(exc)))
             return EXIT_INTERRUPTED
         if loop.record["status"] == "running":  # a second Ctrl-C while the first was being handled
             code = loop.finish(loop.interrupted(exc))
         else:  # the final record stands: its line and its code
-            settle_interrupts(loop.settled)
+            interrupts.settle(loop.settled)
             code = exit_code(loop.record["status"])
     print_json(summary(loop.record))
     return code

@@ -18,7 +18,8 @@ Only what no honest machine produces fails. What one can produce is said for a p
 evidence whose line ends were converted wholesale to CRLF, or that gained a BOM, is the same
 content (pass, with a note); a wall clock that one step explains (NTP, a suspended laptop) is
 `needs_human`; so are an unreadable file, a record of an older workspace, and a `needs_human` or
-still `running` run. `verify_run()` is the function other verifiers call.
+still `running` run. `verify_run()` is the function other verifiers call; a `Course` given to it is the
+reference copy of the course files, each read once, so many runs are judged against one fixed reference.
 
 Shared with other files: cli.py plumbing (safe capped reads, strict record parsing, line-end
 helpers, console, arguments) and verify_export.py (the other verifier). Nothing of harness.py or
@@ -110,16 +111,30 @@ def as_listed(path):
 FAIL, HUMAN = "fail", "needs_human"
 
 
+class Course:
+    """The course files (notes, samples, watched files) under ROOT as one fixed reference: the watched files are
+    hashed and the notes folder looked at once, when it is made, and every run checked against it is judged
+    against those same readings."""
+
+    def __init__(self, root):
+        self.root = Path(root)
+        self.hashes = {rel: content_sha256(self.root / rel) for rel in WATCHED_FILES}
+        self.odd_note = unsafe_note(self.root)
+
+
 def verify_run(run_dir, course_root=None):
     """{"result", "run", "status", "problems", "changed_files", "notes"} for one run folder.
 
     COURSE_ROOT holds the course files (notes, samples, watched files) the run is checked against;
-    by default the workspace that holds the run (RUN_DIR/../..), or a teacher's reference copy.
+    by default the workspace that holds the run (RUN_DIR/../..), or a teacher's reference copy; a
+    Course when several runs are checked against one reference.
     PROBLEMS are what makes the result fail or needs_human; NOTES what a pass still tells a person.
     """
     # `.` or `../NAME` must name the same run as runs/NAME; a link keeps its own name
     run_dir = Path(os.path.abspath(run_dir))
-    course_root = Path(course_root) if course_root is not None else run_dir.parent.parent
+    course = course_root if isinstance(course_root, Course) else Course(
+        course_root if course_root is not None else run_dir.parent.parent)
+    course_root = course.root
     result = {"result": FAIL, "run": run_dir.name, "status": None, "problems": [], "changed_files": [], "notes": []}
     try:
         evidence = Evidence(run_dir)
@@ -139,10 +154,10 @@ def verify_run(run_dir, course_root=None):
     if record["status"] in ("running", "needs_human"):
         return settled(result, [(HUMAN, human_note(record, run_dir))])
     findings = [(HUMAN, step) for step in [clock_step(record)] if step]
-    unsafe = unsafe_note(course_root)  # the independent rules would open it
+    unsafe = course.odd_note  # the independent rules would open it
     problems = [unsafe] if unsafe else input_problems(record, evidence) or step_problems(record, evidence, course_root)
     findings += [(FAIL, problem) for problem in problems]
-    result["changed_files"] = changed_files(record, course_root)  # a watched file that is no plain file: missing
+    result["changed_files"] = changed_files(record, course)  # a watched file that is no plain file: missing
     if result["changed_files"]:
         findings.append((FAIL, changed_files_note(result["changed_files"], course_root, run_dir.parent.parent)))
     result["notes"] = evidence.transport_notes()
@@ -542,7 +557,7 @@ def same_cards(cards_bytes, candidate_bytes):
         return False
 
 
-def changed_files(record, course_root):
+def changed_files(record, course):
     context = record["context"]
     entries = context.get("entries") if type(context) is dict else None
     if type(entries) is not dict or sorted(entries) != sorted(WATCHED_FILES):
@@ -550,7 +565,7 @@ def changed_files(record, course_root):
     if type(context.get("files")) is not int or context["files"] != len(WATCHED_FILES) \
             or not all(type(sha) is str for sha in entries.values()) or combined(entries) != context.get("fingerprint"):
         return ["run.json 的 context.fingerprint（与逐文件哈希不符）"]
-    return [rel for rel in sorted(entries) if entries[rel] != content_sha256(course_root / rel)]
+    return [rel for rel in sorted(entries) if entries[rel] != course.hashes[rel]]
 
 
 CONCLUSION = {

@@ -10,7 +10,8 @@ The command line only. Does each stop follow from the evidence it left? The work
 modules, each with one job: verifier/records.py (the verifier's own copy of the rules, and how a record
 is read and shaped), verifier/check.py (one loop folder), verifier/clocks.py (a record's clocks), classroom/check.py
 (a whole class and its reports), verifier/explain.py (--explain) and classroom/hand_in.py (--pack). None of them
-imports loop_lab.py, harness.py or export_review.py: the checked programs never vouch for themselves.
+imports loop_lab.py, harness.py, export_review.py or the loop's machinery/: the checked programs never vouch for
+themselves.
 What they share with the rest of the workspace: cli.py's plumbing (capped reads of plain files,
 strict record parsing, line ends, glosses, paths shown from the current folder, Chinese arguments,
 output) and verify_harness.py, the lesson-13 verifier: verify_run checks each child run, and its

@@ -3,7 +3,7 @@
 Part of verify_loop's class check. A loop records the hash of every course file it ran on (its context); when
 they differ from the teacher's copy, the loop is either from an edited workspace or from an earlier release of
 the course. classroom/releases.json keeps, for each release, the combined fingerprint of its course files
-(verifier/records.combined_fingerprint of the files the loop watches) and the release's name; a loop whose files
+(verifier/records.py's combined_fingerprint of the files the loop watches) and the release's name; a loop whose files
 match one of them was made with an older version of the workspace: a person's call, never "altered".
 
 Making a release adds its line (docs/loop/TEACHER.md「发布新版本」):

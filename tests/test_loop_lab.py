@@ -27,7 +27,9 @@ import cli
 import export_review
 import harness
 import loop_lab
+from machinery import arguments, interrupts, progress
 from tests.support import WINDOWS, WorkspaceTestCase
+from tests.test_watched_lists import documented_loop_list
 
 LESSON_CASES = (
     (("--run", "repair-01", "--scenario", "repair"),
@@ -135,7 +137,7 @@ class LoopTestCase(SharedWorkspaceTestCase):
         the test runner goes on, so its handlers are put back.
         """
         out, err = io.StringIO(), io.StringIO()
-        handlers = {number: signal.getsignal(number) for number in loop_lab.SIGNALS_HELD}
+        handlers = {number: signal.getsignal(number) for number in interrupts.HELD}
         self.addCleanup(lambda: [signal.signal(number, handler) for number, handler in handlers.items()])
         with mock.patch.object(loop_lab, "ROOT", self.root), contextlib.redirect_stdout(out), \
                 contextlib.redirect_stderr(err):
@@ -230,12 +232,11 @@ class RecordTest(LoopTestCase):
             "schema", "id", "run", "scenario", "budget", "status", "reason", "error_type", "semantic_review",
             "actual_api_calls", "context", "attempts", "blocked_proposal", "handoff", "elapsed_seconds",
             "started_at", "finished_at"])
-        self.assertEqual(on_disk["schema"], "loop-run/2")
+        self.assertEqual(on_disk["schema"], "loop-run/3")
         self.assertRegex(on_disk["id"], r"^[0-9a-f]{32}$")
         self.assertEqual(on_disk["budget"], {"max_attempts": 3, "max_seconds": 30, "attempt_timeout": None})
-        self.assertEqual(on_disk["context"]["files"], 16)
-        self.assertIn("loop_lab.py", on_disk["context"]["entries"])
-        self.assertIn("docs/loop/TASK.md", on_disk["context"]["entries"])
+        self.assertEqual(sorted(on_disk["context"]["entries"]), sorted(documented_loop_list()))
+        self.assertEqual(on_disk["context"]["files"], len(documented_loop_list()))
         first, second = on_disk["attempts"]
         self.assertEqual(list(first), ["attempt", "candidate", "child_run", "state", "status", "feedback",
                                        "started_at", "finished_at", "started_offset", "finished_offset",
@@ -422,7 +423,7 @@ class ArgumentTest(LoopTestCase):
 
     def test_attempt_timeout_edges_are_accepted(self):
         for seconds in (0.1, 1, 300):
-            self.assertIsNone(loop_lab.argument_problem("x", "slow", 3, 30, seconds), seconds)
+            self.assertIsNone(arguments.argument_problem(loop_lab.SCENARIOS, "x", "slow", 3, 30, seconds), seconds)
 
     def test_budget_edges_are_accepted(self):
         name61 = "n" * 61
@@ -695,7 +696,7 @@ class InterruptTest(LoopTestCase):
                 self.assertNotIn("imp", self.folders("loop-runs"))
 
     def test_after_the_final_record_the_line_and_the_exit_code_are_the_records(self):
-        with mock.patch.object(loop_lab.OuterLoop, "tell", side_effect=KeyboardInterrupt):
+        with mock.patch.object(progress, "say_end", side_effect=KeyboardInterrupt):
             code, stdout, stderr = self.main("--run", "late-stop", "--scenario", "semantic")
         self.assertEqual((code, json.loads(stdout)["status"]), (0, "needs_review"))
         self.assertEqual(self.read_record("late-stop")["status"], "needs_review")
@@ -1074,49 +1075,3 @@ class ExecutorTest(LoopTestCase):
         self.assertIn("执行这次尝试的子进程已被结束", record["handoff"]["decide"])
         self.assertLess(record["elapsed_seconds"], 5)
         self.assertGone(children[0])
-
-    def test_a_child_ends_when_the_loop_is_gone(self):
-        # the loop killed outright (SIGKILL) closes its end of the child's stdin: the child must end at once
-        read_end, write_end = os.pipe()
-        child = subprocess.Popen([sys.executable, "-S", "-c", loop_lab.CHILD_PROGRAM, loop_lab.CODE_FOLDER,
-                                  str(self.root), "orphan-01", "valid", "30"], stdin=read_end,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        os.close(read_end)
-        os.close(write_end)
-        out, err = child.communicate(timeout=10)
-        self.assertEqual((child.returncode, out), (130, b""))
-        self.assertFalse((self.root / "runs" / "orphan-01").exists())
-
-    def test_a_child_that_finished_its_record_by_the_end_counts_as_finished(self):
-        run_dir = self.root / "runs" / "grace-01"
-        harness.run_harness(self.root, "grace-01", "valid")
-        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, **loop_lab.own_group())
-        record = loop_lab.outcome(child, 0.1, run_dir)  # ended at the limit, but run.json is final
-        self.assertEqual((record["run"], record["status"]), ("grace-01", "needs_review"))
-        self.assertGone(child)
-        running = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-        running["status"] = "running"
-        cli.write_json_atomic(run_dir / "run.json", running)
-        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, **loop_lab.own_group())
-        with self.assertRaises(loop_lab.AttemptTimedOut) as ended:
-            loop_lab.outcome(child, 0.1, run_dir)
-        self.assertEqual({key: ended.exception.left[key] for key in ("exists", "run_status")}, {
-            "exists": True, "run_status": "running"})
-        self.assertIn("run.json", ended.exception.left["files"])
-        self.assertGone(child)
-
-    def test_a_childs_exception_is_raised_again_as_its_kind(self):
-        for raised, kind, error_type in ((cli.NameTaken("runs/x-01"), FileExistsError, "NameTaken"),
-                                         (FileNotFoundError(2, "No such file", "/w/samples/valid.json"),
-                                          FileNotFoundError, "FileNotFoundError"),
-                                         (UnicodeDecodeError("utf-8", b"\xff", 0, 1, "bad"), ValueError,
-                                          "UnicodeDecodeError")):
-            with self.subTest(error_type):
-                again = loop_lab.exception_from_child(json.loads(json.dumps(loop_lab.described(raised))))
-                self.assertIsInstance(again, kind)
-                self.assertEqual(again.error_type, error_type)
-        self.assertEqual(loop_lab.exception_from_child(loop_lab.described(raised)).args, (str(raised),))
-        missing = loop_lab.exception_from_child(loop_lab.described(FileNotFoundError(2, "x", "/w/a.json")))
-        self.assertEqual(missing.filename, "/w/a.json")

@@ -250,6 +250,15 @@ class TamperTest(VerifyCase):
 
 
 class ChangedFilesTest(VerifyCase):
+    def test_runs_checked_against_a_course_are_judged_against_its_readings(self):
+        runs = [self.make_run("valid"), self.make_run("bad-quote")]
+        course = verify_harness.Course(self.root)  # the reference: the course files as they are now
+        agents = self.root / "AGENTS.md"
+        agents.write_bytes(agents.read_bytes() + "# 参照之后的改动\n".encode())
+        for run_dir in runs:
+            self.assertEqual(verify_harness.verify_run(run_dir, course)["result"], "pass")
+        self.assertEqual(verify_harness.verify_run(runs[0])["changed_files"], ["AGENTS.md"])  # read afresh
+
     def test_changed_watched_file_is_named(self):
         for sample in ("valid", "bad-quote"):
             with self.subTest(sample):

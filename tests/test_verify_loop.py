@@ -33,9 +33,13 @@ from unittest import mock
 import harness
 import loop_lab
 from verifier import records as loop_records
+import verify_harness
 import verify_loop
+from verifier.check import checked_loop
 from tests.test_loop_lab import SharedWorkspaceTestCase
 from tests.test_verify_harness import fails_instead_of_hanging
+from tests.test_repository import verifier_files
+from tests.test_watched_lists import documented_list
 
 PASS_LINE = '{"result": "pass", "status": "needs_review", "attempts": 2, "semantic_review": "pending"}\n'
 # the class's honest runs: name -> (scenario, budgets)
@@ -502,16 +506,30 @@ class CommandLineTest(VerifyTestCase):
             self.assertIn(text, " ".join(stdout.split()))  # argparse wraps long lines anywhere
 
     def test_imports_nothing_it_verifies(self):
-        source = (self.root / "verify_loop.py").read_text(encoding="utf-8")
-        self.assertIsNone(re.search(r"^\s*(import|from)\s+(loop_lab|harness|export_review)\b", source, re.MULTILINE))
-        self.assertIn("None of them imports loop_lab.py, harness.py or export_review.py",
+        # nothing the verifiers reach by import, however deep (verifier/, classroom/ included), is what they check
+        reached = verifier_files()
+        self.assertIn("classroom/check.py", reached)
+        self.assertEqual([rel for rel in reached if rel in ("loop_lab.py", "harness.py", "export_review.py")
+                          or rel.startswith("machinery/")], [])
+        self.assertIn("None of them imports loop_lab.py, harness.py, export_review.py or the loop's machinery/",
                       " ".join(verify_loop.__doc__.split()))
         # with every import of the checked programs made to fail, the verifier still judges a real run
-        driver = ("import runpy, sys; sys.modules.update(loop_lab=None, harness=None, export_review=None); "
+        driver = ("import runpy, sys; "
+                  "sys.modules.update(loop_lab=None, harness=None, export_review=None, machinery=None); "
                   "sys.argv = ['verify_loop.py', 'loop-runs/r']; runpy.run_path('verify_loop.py', run_name='__main__')")
         proc = subprocess.run([sys.executable, "-c", driver], cwd=self.root, capture_output=True, text=True,
                               encoding="utf-8", env=dict(os.environ, PYTHONIOENCODING="utf-8"))
         self.assertEqual((proc.returncode, proc.stdout), (0, PASS_LINE), proc.stderr)
+
+
+class ReferenceTest(VerifyTestCase):
+    def test_one_check_reads_each_course_file_of_its_children_once(self):
+        workspaces = {}  # as one verify_loop call over several folders shares them
+        with mock.patch.object(verify_harness, "content_sha256", wraps=verify_harness.content_sha256) as read:
+            for name in ("r", "s", "b"):  # five children between them
+                self.assertEqual(checked_loop(self.root / "loop-runs" / name, workspaces).result()["result"], "pass")
+        self.assertEqual(sorted(call.args[0].relative_to(self.root).as_posix() for call in read.call_args_list),
+                         sorted(documented_list()))
 
 
 class BudgetAndChildTest(VerifyTestCase):
@@ -1176,15 +1194,23 @@ def as_old_record(rec):
     for attempt in rec["attempts"]:
         for field in ("started_at", "finished_at", "started_offset", "finished_offset", "decision", "timeout"):
             del attempt[field]
-    entries = rec["context"]["entries"]
-    entries["loop_lab.py"] = hashlib.sha256(b"# loop_lab.py as an older course shipped it\n").hexdigest()
-    rec["context"]["fingerprint"] = fingerprint_of(entries)
+    as_record_of_16_files(rec)
+    rec["schema"] = "loop-run/1"
 
 
 def fingerprint_of(entries):
     """The combined fingerprint as docs/loop/TASK.md defines it: sha256 of one `PATH<TAB>SHA256` line per file."""
     lines = "".join(f"{rel}\t{entries[rel]}\n" for rel in sorted(entries))
     return hashlib.sha256(lines.encode("utf-8")).hexdigest()
+
+
+def as_record_of_16_files(rec):
+    """REC as the previous workspace wrote it (loop-run/2): the same fields, its context the 16 files it watched
+    then (docs/harness/TASK.md's 14, loop_lab.py and docs/loop/TASK.md), with the older loop_lab.py that wrote it."""
+    rec["schema"] = "loop-run/2"
+    entries = {rel: rec["context"]["entries"][rel] for rel in documented_list() + ["loop_lab.py", "docs/loop/TASK.md"]}
+    entries["loop_lab.py"] = hashlib.sha256(b"# loop_lab.py as an older course shipped it\n").hexdigest()
+    rec["context"] = {"files": 16, "fingerprint": fingerprint_of(entries), "entries": entries}
 
 
 def stop_as_passed(rec):
@@ -1217,6 +1243,18 @@ class OlderRecordTest(VerifyTestCase):
     def test_a_current_record_relabelled_old_fails(self):
         self.forge("s", lambda rec: [stop_as_passed(rec), rec.update(schema="loop-run/1")])
         self.assertFails("s", "loop-runs/s/loop.json 的 schema 是 loop-run/1", "id", "started_offset", "decision")
+
+    def test_a_record_of_the_previous_watched_list_needs_a_person(self):
+        self.forge("r", as_record_of_16_files)
+        verdict = self.verdict("r")
+        self.assertEqual(verdict["result"], "needs_human", verdict)
+        self.assertIn("loop-runs/r/loop.json 的 schema 是 loop-run/2：由旧版本的工作区生成", verdict["problems"][0])
+        self.assertIn("16 个受监视文件", verdict["problems"][0])
+
+    def test_a_current_record_relabelled_as_the_previous_schema_fails(self):
+        self.forge("s", lambda rec: [stop_as_passed(rec), rec.update(schema="loop-run/2")])
+        self.assertFails("s", "loop-runs/s/loop.json 的 context 不是 loop-run/2 的循环记下的 16 个文件的指纹",
+                         "machinery/arguments.py")
 
     def test_an_old_record_with_current_children_fails(self):
         self.make_old("s", stop_as_passed, children=False)

@@ -1,17 +1,18 @@
-"""Every copy of the watched-file list agrees with the one in docs/harness/TASK.md.
+"""Every copy of the watched-file lists agrees with the documents, and the loop's covers the code it runs.
 
-The verifiers import nothing of the programs they check, so the list of the 14 files a harness
-run depends on exists in several places: the task document (for people), harness.py,
-verify_harness.py, and the loop's 16-file lists (the 14 + loop_lab.py + docs/loop/TASK.md) in
-loop_lab.py and verifier/records.py (the loop verifier's copy). The document is the reference; this test reads it and compares.
+The verifiers import nothing of the programs they check, so the list of the 14 files a harness run
+depends on exists in several places: the task document (for people), harness.py, verify_harness.py,
+and the loop's lists (the 14 + the files of the table in docs/loop/TASK.md「受监视的文件」) in loop_lab.py and
+verifier/records.py (the loop verifier's copy). The documents are the reference; these tests read them and
+compare. The loop's list must also cover every module of the workspace that a loop's process runs: a test
+runs the loop and looks at what it loaded.
 """
 import importlib
+import json
 import re
 import unittest
 
-from tests.support import ROOT
-
-LOOP_EXTRA = ["loop_lab.py", "docs/loop/TASK.md"]
+from tests.support import ROOT, WorkspaceTestCase
 
 
 def documented_list():
@@ -19,6 +20,31 @@ def documented_list():
     text = (ROOT / "docs" / "harness" / "TASK.md").read_text(encoding="utf-8")
     section = text.split("## 受监视的 14 个文件", 1)[1].split("\n## ", 1)[0]
     return re.findall(r"^- `([^`]+)`$", section, re.MULTILINE)
+
+
+def loop_section():
+    """(count in the heading, the files of its table) of "## 受监视的 N 个文件" in docs/loop/TASK.md."""
+    text = (ROOT / "docs" / "loop" / "TASK.md").read_text(encoding="utf-8")
+    count, section = re.search(r"^## 受监视的 (\d+) 个文件\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL).groups()
+    return int(count), re.findall(r"^\| `([^`]+)` \|", section, re.MULTILINE)
+
+
+def documented_loop_list():
+    """The loop's watched files as the documents give them: the harness's 14 and the table's."""
+    return documented_list() + loop_section()[1]
+
+
+# Prints, at exit, the workspace's Python files loaded by the loop it then runs (as loop_lab.py does).
+LOADED = '''import atexit, json, os, runpy, sys
+ROOT, DRIVER = os.path.abspath("."), os.path.abspath(__file__)
+def loaded():
+    files = {os.path.relpath(os.path.abspath(m.__file__), ROOT).replace(os.sep, "/")
+             for m in list(sys.modules.values()) if getattr(m, "__file__", None) and m.__file__ != DRIVER}
+    sys.stderr.write("LOADED " + json.dumps(sorted(f for f in files if not f.startswith(".."))))
+atexit.register(loaded)
+sys.argv[0] = "loop_lab.py"
+runpy.run_path("loop_lab.py", run_name="__main__")
+'''
 
 
 class WatchedListTest(unittest.TestCase):
@@ -31,6 +57,14 @@ class WatchedListTest(unittest.TestCase):
         for rel in self.listed:
             self.assertTrue((ROOT / rel).is_file(), rel)
 
+    def test_the_loops_table_gives_its_real_count_of_distinct_files_that_exist(self):
+        count, table = loop_section()
+        everything = self.listed + table
+        self.assertEqual(count, len(everything))
+        self.assertEqual(len(set(everything)), count)
+        for rel in table:
+            self.assertTrue((ROOT / rel).is_file(), rel)
+
     def test_the_harness_and_its_verifier_hold_the_same_list(self):
         for module_name in ("harness", "verify_harness"):
             with self.subTest(module_name):
@@ -38,16 +72,29 @@ class WatchedListTest(unittest.TestCase):
                 self.assertEqual(sorted(copy), sorted(self.listed))
                 self.assertEqual(len(copy), len(set(copy)))
 
-    def test_the_loops_lists_are_the_14_plus_its_own_two(self):
+    def test_the_loops_lists_are_the_documented_ones(self):
         compared = 0
-        for module_name, attribute, extra in (("loop_lab", "LOOP_FILES", LOOP_EXTRA),
-                                              ("verifier.records", "LOOP_FILES", LOOP_EXTRA),
-                                              ("verifier.records", "WATCHED_FILES", [])):
+        for module_name, attribute, documented in (("loop_lab", "LOOP_FILES", documented_loop_list()),
+                                                   ("verifier.records", "LOOP_FILES", documented_loop_list()),
+                                                   ("verifier.records", "WATCHED_FILES", self.listed)):
             copy = getattr(importlib.import_module(module_name), attribute, None)
             if copy is None:  # this module keeps no list under that name
                 continue
             compared += 1
             with self.subTest(f"{module_name}.{attribute}"):
-                self.assertEqual(sorted(copy), sorted(self.listed + extra))
+                self.assertEqual(sorted(copy), sorted(documented))
                 self.assertEqual(len(copy), len(set(copy)))
-        self.assertGreaterEqual(compared, 1, "the loop's 16-file list was not found")
+        self.assertGreaterEqual(compared, 2, "the loop's lists were not found")
+
+
+class LoopRunsOnlyWatchedCodeTest(WorkspaceTestCase):
+    def test_every_module_a_loop_runs_is_a_watched_file(self):
+        (self.root / "loaded.py").write_text(LOADED, encoding="utf-8")
+        loaded = set()
+        for name, options in (("plain", ()), ("own-process", ("--attempt-timeout", "30"))):
+            code, _, stderr = self.run_cli("loaded.py", "--run", name, "--scenario", "repair", *options)
+            self.assertEqual(code, 0, stderr)
+            loaded.update(json.loads(stderr.rsplit("LOADED ", 1)[1]))
+        self.assertIn("machinery/executor.py", loaded)
+        self.assertEqual(sorted(loaded - set(documented_loop_list())), [],
+                         "a module the loop runs is missing from its watched files")

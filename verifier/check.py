@@ -171,8 +171,10 @@ class LoopCheck:
             self.verdict.fail(problem)
         self.check_unrecorded_children()
         if not self.verdict.problems:
+            lacks = ("它的指纹只覆盖当时的 16 个受监视文件，不含循环现在运行的模块" if schema == "loop-run/2"
+                     else "它没有 id 和单调时钟的读数")
             self.verdict.needs_person(f"{self.record_path} 的 schema 是 {schema}：由旧版本的工作区生成，"
-                                      "它没有 id 和单调时钟的读数，现在的规则核对不了它；请由人对照当时的说明判断，"
+                                      f"{lacks}，现在的规则核对不了它；请由人对照当时的说明判断，"
                                       "或在现在的工作区里用新名称重新运行。")
 
     def old_children_problems(self, schema):
@@ -354,7 +356,7 @@ class LoopCheck:
     def check_child_verdict(self, number, child_run, child_dir, child):
         """The child's own verdict: a failed check fails the loop; what its verifier leaves to a person (a clock
         step, an unreadable file, an older record) is for a person here too; its remarks are kept."""
-        verdict = verify_harness.verify_run(child_dir, course_root=self.workspace.course.root)
+        verdict = verify_harness.verify_run(child_dir, course_root=self.workspace.course.reference())
         self.keep_round(number, verdict=verdict)
         if verdict.get("notes"):
             self.say_transport(self.show(child_run), verdict["notes"])

@@ -1,7 +1,7 @@
 """The clocks of one loop record: budgets and order on its monotonic readings, its wall clock explained.
 
 Part of verify_loop (the command line); verifier/check.py calls `offset_problems` and `wall_clock_finding`
-for every loop-run/2 record, and `budget_check_gap` for a time budget spent mid-loop. A loop keeps two
+for every loop-run/3 record, and `budget_check_gap` for a time budget spent mid-loop. A loop keeps two
 clocks (docs/loop/TASK.md): the monotonic offsets, seconds since its first record, which only go forward
 and judge the budgets and the order of events; and wall times (UTC, whole seconds) for people. An honest machine's wall clock may step once (NTP sets it back, a
 suspended laptop wakes up hours later while the monotonic clock stood still): a disagreement that one

@@ -84,8 +84,10 @@ def context_problems(record, table, where):
     if type(entries) is not dict or sorted(context) != sorted(CONTEXT_KEYS) or sorted(entries) != sorted(table.files) \
             or context.get("files") != len(table.files) or not all(type(sha) is str for sha in entries.values()) \
             or combined_fingerprint(entries) != context.get("fingerprint"):
+        extra = [one_line(rel, 60) for rel in entries if rel not in table.files] if type(entries) is dict else []
+        named = f"，它记下了那个版本不监视的 {'、'.join(extra[:3])}{' 等' if len(extra) > 3 else ''}" if extra else ""
         return [f"{where} 的 context 不是 {record['schema']} 的循环记下的 {len(table.files)} 个文件的指纹"
-                "（文件、逐文件哈希或合并指纹对不上）：记录被改动过。"]
+                f"（文件、逐文件哈希或合并指纹对不上{named}）：记录被改动过。"]
     today = OWN_COURSE.entries()
     if all(entries[rel] == today.get(rel) for rel in table.writers):
         return [f"{where} 的 schema 是 {record['schema']}，而它记下的 {'、'.join(table.writers)} 就是现在课程里的版本："
@@ -104,7 +106,7 @@ def old_child_finding(child_dir, shown_child, schema):
         return "needs_human", (f"{record_file} 不存在：较早版本的 harness 先建目录、后写记录，中途停下时会这样；"
                                "请由人查看这个目录里留下了什么。")
     except RecordError as exc:
-        if exc.kind in ("empty", "cut"):
+        if exc.kind in ("empty", "cut") and not OLD_SCHEMAS[schema].flushed:
             return "needs_human", (f"{record_file} {exc}：较早版本写记录时没有先写到磁盘，断电或强制结束时会这样，"
                                    "这不是改动过的证据；请由人查看这个目录里留下了什么。")
         return "fail", f"{record_file} {exc}：哪个版本的 harness 都不会这样写，记录被改动过。"

@@ -5,11 +5,12 @@ with verifier/clocks.py) and classroom/check.py a whole class. Nothing here impo
 export_review.py: the checked programs never vouch for themselves. The rules are written from
 docs/harness/TASK.md and docs/loop/TASK.md: the watched-file lists (`WATCHED_FILES`, `LOOP_FILES`; a
 test compares them with the document), the name rule, the scenario table, the file hashing and the
-combined fingerprint, the timestamp format and the shape of a loop-run/2 record. Evidence is read as
+combined fingerprint, the timestamp format and the shape of a loop-run/3 record. Evidence is read as
 hostile input: every path is looked at (lstat) before it is opened, only a plain file is read, and
 only up to its cap. What it shares: cli.py's plumbing (capped reads of plain files, strict record
-parsing, line-end helpers, paths shown from the current folder) and verify_harness.undo_transport (which
-changes of a whole file a transport makes), so both verifiers forgive the same ones.
+parsing, line-end helpers, paths shown from the current folder), verify_harness.undo_transport (which
+changes of a whole file a transport makes), so both verifiers forgive the same ones, and verify_harness.Course
+(the reference course files read once, so a loop and its children are judged against the same reading).
 """
 import hashlib
 import json
@@ -24,7 +25,7 @@ from pathlib import Path
 import verify_harness
 from cli import RecordError, display_path, entry_kind, line_endings, loads_record, read_evidence
 
-# The 14 files a harness run depends on, as docs/harness/TASK.md lists them, and the loop's 16.
+# The 14 files a harness run depends on, as docs/harness/TASK.md lists them, and the loop's (docs/loop/TASK.md).
 WATCHED_FILES = (
     "harness.py", "verify_harness.py", "export_review.py", "verify_export.py",
     "AGENTS.md", "docs/harness/TASK.md",
@@ -32,7 +33,12 @@ WATCHED_FILES = (
     "project/notes/A01.md", "project/notes/A02.md", "project/notes/A03.md",
     "project/notes/A05.md", "project/notes/A07.md",
 )
-LOOP_FILES = WATCHED_FILES + ("loop_lab.py", "docs/loop/TASK.md")
+# The loop's: the 14, the script and its task, and every other module the loop runs.
+LOOP_FILES = WATCHED_FILES + ("loop_lab.py", "docs/loop/TASK.md", "cli.py", "machinery/__init__.py",
+                              "machinery/arguments.py", "machinery/executor.py", "machinery/interrupts.py",
+                              "machinery/progress.py")
+# The 16 files a loop-run/1 or loop-run/2 record carries: before the loop's modules joined its watched list.
+OLD_LOOP_FILES = WATCHED_FILES + ("loop_lab.py", "docs/loop/TASK.md")
 SAMPLES = ("valid", "bad-quote", "semantic")
 # The name rule of docs/loop/TASK.md: a loop's children are NAME-01 ... (a run name has at most 64 characters).
 NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
@@ -60,7 +66,7 @@ CASES = (("repair", "repair", {}), ("stuck", "stuck", {}),
          ("repair --max-seconds 0", "repair", {"max_seconds": 0}),
          ("semantic", "semantic", {}), ("permission", "permission", {}))
 
-SCHEMA = "loop-run/2"
+SCHEMA = "loop-run/3"
 LOOP_KEYS = ("schema", "id", "run", "scenario", "budget", "status", "reason", "error_type", "semantic_review",
              "actual_api_calls", "context", "attempts", "blocked_proposal", "handoff", "elapsed_seconds",
              "started_at", "finished_at")
@@ -94,13 +100,15 @@ LINK_TAGS = (0xA000000C, 0xA0000003)  # Windows reparse tags of a symbolic link 
 class OldSchema:
     """What a loop record of an older schema holds, exactly as that workspace's loop wrote it: its fields, the
     fields inside its budget and its attempts, its watched files, scenarios, stops and attempt states, the schema
-    of its children, and the files holding the code that wrote it (WRITERS: today's copies of them write SCHEMA)."""
+    of its children, the files holding the code that wrote it (WRITERS: today's copies of them write SCHEMA), and
+    whether that version flushed a record to disk before renaming it (FLUSHED: then an empty or cut one is no
+    accident of a power cut)."""
 
     def __init__(self, keys, budget_keys, attempt_keys, files, scenarios, reasons, states, child_schemas,
-                 writers=("loop_lab.py",)):
+                 writers=("loop_lab.py",), flushed=False):
         self.keys, self.budget_keys, self.attempt_keys, self.files = keys, budget_keys, attempt_keys, files
         self.scenarios, self.reasons, self.states, self.child_schemas = scenarios, reasons, states, child_schemas
-        self.writers = writers
+        self.writers, self.flushed = writers, flushed
 
 
 # Records of an older workspace, one entry per older schema: such a record is for a person (today's rules cannot
@@ -109,10 +117,15 @@ class OldSchema:
 OLD_SCHEMAS = {
     "loop-run/1": OldSchema(
         keys=tuple(key for key in LOOP_KEYS if key != "id"), budget_keys=("max_attempts", "max_seconds"),
-        attempt_keys=("attempt", "candidate", "child_run", "state", "status", "feedback"), files=LOOP_FILES,
+        attempt_keys=("attempt", "candidate", "child_run", "state", "status", "feedback"), files=OLD_LOOP_FILES,
         scenarios=("repair", "stuck", "semantic", "permission"),
         reasons={**REASONS, "needs_human": ("permission_boundary", "unexpected_error")},
         states=("running", "done", "unknown"), child_schemas=("harness-run/1",)),
+    # loop-run/3 added no field: its context holds the loop's own modules beside the 16 files (LOOP_FILES).
+    "loop-run/2": OldSchema(
+        keys=LOOP_KEYS, budget_keys=BUDGET_KEYS, attempt_keys=ATTEMPT_KEYS, files=OLD_LOOP_FILES,
+        scenarios=tuple(SCRIPT), reasons=REASONS, states=("running", "done", "unknown", "timed_out"),
+        child_schemas=("harness-run/2",), flushed=True),
 }
 
 
@@ -264,11 +277,18 @@ def kind_of(path):
 # --- where records are read ----------------------------------------------------------------------
 
 class CourseFiles:
-    """The reference copy of the course files a record is compared with; hashed once."""
+    """The reference copy of the course files a record is compared with, read once: its children are checked
+    against the same copy (`reference()`, verify_harness's Course of it), whose hashes of the 14 files a harness
+    run watches serve the loop's list too (the same hashing, docs/harness/TASK.md); the others are hashed here."""
 
     def __init__(self, root):
         self.root = Path(root)
-        self._entries = None
+        self._entries = self._reference = None
+
+    def reference(self):
+        if self._reference is None:
+            self._reference = verify_harness.Course(self.root)
+        return self._reference
 
     def label(self):
         """Where the reference copy is, as a person at this terminal would say it."""
@@ -277,7 +297,9 @@ class CourseFiles:
 
     def entries(self):
         if self._entries is None:
-            self._entries = {rel: file_sha256(self.root / rel) for rel in LOOP_FILES}
+            harness_files = self.reference().hashes
+            self._entries = {rel: harness_files[rel] if rel in harness_files else file_sha256(self.root / rel)
+                             for rel in LOOP_FILES}
         return self._entries
 
 
@@ -400,7 +422,7 @@ def child_view(child_dir):
             "started_at": record.get("started_at"), "finished_at": record.get("finished_at")}
 
 
-# --- an attempt's decision and timeout (loop-run/2) ----------------------------------------------
+# --- an attempt's decision and timeout (loop-run/2 on) ---------------------------------------------
 
 # What the evidence of one attempt can call for (docs/loop/TASK.md「每一轮的顺序」): go on with the
 # feedback, or one of these stops. Budget and permission stops come at the next round's checks instead.
@@ -455,10 +477,10 @@ def timeout_problem(where, entry, budget):
             "waited_seconds 和 inventory。")
 
 
-# --- the shape of a loop-run/2 record ------------------------------------------------------------
+# --- the shape of a loop-run/3 record ------------------------------------------------------------
 
 def shape_problems(record, name):
-    """(blocking, other): what is wrong with the shape of a loop-run/2 record, in Chinese naming the field.
+    """(blocking, other): what is wrong with the shape of a loop-run/3 record, in Chinese naming the field.
 
     BLOCKING problems keep the record from being read further: the checks that follow rely on those
     fields. OTHER problems do not, so the recorded stop is still compared with the evidence.
@@ -480,7 +502,7 @@ def shape_problems(record, name):
 
 
 def field_checks(record, name):
-    """(holds, message, blocks) for every top-level field of a loop-run/2 record; see shape_problems.
+    """(holds, message, blocks) for every top-level field of a loop-run/3 record; see shape_problems.
 
     A message names the record's fields as {field}: they are written out (as JSON) only for a check that fails.
     """
@@ -504,7 +526,7 @@ def field_checks(record, name):
          False),
         (is_int(record["actual_api_calls"]) and record["actual_api_calls"] == 0,
          "actual_api_calls 是 {actual_api_calls}：循环不调用模型，只能是 0。", False),
-        (context_ok(context), "context 应记录 16 个文件的逐文件哈希，且合并指纹与它们一致。", True),
+        (context_ok(context), f"context 应记录 {len(LOOP_FILES)} 个受监视文件的逐文件哈希，且合并指纹与它们一致。", True),
         (type(record["attempts"]) is list, "attempts 应为尝试记录的数组。", True),
         (attempts_within_range(record["attempts"]), too_many_attempts(record["attempts"]), True),
         ((blocked is None) == (reason != "permission_boundary"),
