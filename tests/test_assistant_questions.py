@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT / "project"))
 from assistant import demo_model, notes, passages, ranking  # noqa: E402
 from assistant.agent import run_question  # noqa: E402
 from assistant.demo_model import DemoModel  # noqa: E402
-from assistant.followup import read_in_context  # noqa: E402
+from assistant.followup import read_conversation, subject_names  # noqa: E402
 
 QUESTIONS = [  # (note, question, what the quote must hold)
     ("A01", "RAG 是怎么工作的？", "先查阅外部资料"),
@@ -252,13 +252,22 @@ class FollowUps(unittest.TestCase):
         self.assertIn("不应重试", quote_of(answers[1]))
 
     def test_how_each_question_is_read(self):
-        self.assertEqual(read_in_context(["它的缺点是什么？"]), "它的缺点是什么？")  # nothing to lean on
-        self.assertEqual(read_in_context(["BM25 是什么？", "工具调用的结果要怎么交还给模型？"]),
-                         "工具调用的结果要怎么交还给模型？")
-        self.assertEqual(read_in_context(["什么是回归测试？", "那缺点呢？"]), "回归测试的缺点是什么？")
-        self.assertEqual(read_in_context(["什么是回归测试？", "它有什么用？"]), "回归测试有什么用？")
-        self.assertEqual(read_in_context(["RAG 里的 {k} 是什么？", "那 BM25 呢？"]), "BM25的 {k} 是什么？")  # only text
+        def read(*questions):
+            reading = read_conversation(questions, demo_model.vocabulary())
+            return reading.question, reading.carried
 
+        self.assertEqual(read("它的缺点是什么？"), ("它的缺点是什么？", ()))  # nothing to lean on
+        self.assertEqual(read("BM25 是什么？", "工具调用的结果要怎么交还给模型？"), ("工具调用的结果要怎么交还给模型？", ()))
+        self.assertEqual(read("什么是回归测试？", "那缺点呢？"), ("回归测试的缺点是什么？", ()))
+        self.assertEqual(read("什么是回归测试？", "它有什么用？"), ("回归测试，它有什么用？", ("回归测试",)))
+        self.assertEqual(read("RAG 里的 {k} 是什么？", "那 BM25 呢？"), ("BM25 里的 {k} 是什么？", ()))  # only text
+
+
+    def test_names_the_notes_write_in_latin_letters_are_subject_names(self):
+        vocabulary = demo_model.vocabulary()
+        self.assertEqual(subject_names("BM25 和 API 是什么关系？", vocabulary), ["BM25", "API"])  # on no alias line
+        self.assertEqual(subject_names("rapid 的 Json 怎么写？", vocabulary), ["Json"])  # whole words, as written
+        self.assertEqual(subject_names("300 字够吗？", vocabulary), [])  # a number names nothing
 
 class Passages(unittest.TestCase):
     def passage(self, note_id, question):

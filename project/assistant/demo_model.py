@@ -16,7 +16,7 @@ from .followup import read_conversation, subject_names
 from .history import is_reminder, last_question_index
 from .notes import Note, NotesError, load_notes, normalize
 from .passages import best_sentence_weight
-from .ranking import ASKING_FRAME, MIN_SHARE, STOP_WORDS, index_of, terms
+from .ranking import MIN_SHARE, STOP_WORDS, has_subject, index_of
 from .showing import compose, notes_to_read
 
 LABEL = "【离线演示】"
@@ -27,6 +27,8 @@ _QUESTION_WORDS = re.compile(
     r"|一下|介绍|解释|说说|讲讲|告诉我|吗|呢|吧|啊")
 _SUB_SEPARATORS = re.compile(r"\s+|的|" + STOP_WORDS.pattern)  # the words the ranking ignores also end a phrase
 _EDGE_FILLERS = " \t的了和与及在对把"
+_LATIN_WORD = re.compile(r"[A-Za-z0-9]+(?:[._+-][A-Za-z0-9]+)*")  # BM25, JSON, Retry-After, 5xx
+_LETTER = re.compile(r"[A-Za-z]")
 
 
 def key_phrases(question) -> list:
@@ -45,16 +47,9 @@ def key_phrases(question) -> list:
     return sorted(phrases, key=len, reverse=True)
 
 
-def has_subject(phrase) -> bool:
-    """The normalized PHRASE names something besides how a question asks (ASKING_FRAME): "例子" in "能举个例子吗"
-    or "方法" in "有没有…的方法" is not a subject, and searching it alone would find whatever note uses the word.
-    A single Chinese character left over ("能" of "能举个例子") names nothing either."""
-    return any(len(term) >= 2 or term.isascii() for term in terms(ASKING_FRAME.sub(" ", phrase)))
-
-
 def search_phrases(question) -> list:
     """What to search, at most MAX_SEARCHES: its key phrases, and the subject names the question says that they
-    leave out (each a name some note's alias line gives, so the note about it is among the candidates)."""
+    leave out (each a name the notes give, `vocabulary`, so the note about it is among the candidates)."""
     phrases = key_phrases(question)
     searched = {normalize(phrase) for phrase in phrases}
     missing = [name for name in subject_names(question, vocabulary())
@@ -105,18 +100,23 @@ class DemoModel:
 
 
 def vocabulary() -> frozenset:
-    """Every name the notes' alias lines give (normalized): the words a question names its subject with. Empty when
-    a note cannot be read: the search tool then says which file (the model is never where that is told)."""
+    """The words a question names its subject with (normalized): every name the notes' alias lines give, and every
+    word the notes themselves write in Latin letters (BM25, RRF, JSON, API: a name as the notes write it needs no
+    alias line). Empty when a note cannot be read: the search tool then says which file (the model is never where
+    that is told)."""
     try:
         notes = load_notes()
     except NotesError:
         return frozenset()
-    return frozenset(normalize(name) for note in notes.values() for group in note.aliases for name in group)
+    aliases = {name for note in notes.values() for group in note.aliases for name in group}
+    latin = {word for note in notes.values() for word in _LATIN_WORD.findall(f"{note.title}\n{note.body}")
+             if _LETTER.search(word)}
+    return frozenset(map(normalize, aliases | latin))
 
 
 def subject_found(note_id, question) -> bool:
-    """The question's subject is in the note: a name it says (a name an alias line gives) is among the note's names
-    or in its text. A question naming nothing the alias lines know has no subject to miss."""
+    """The question's subject is in the note: a name it says (one of `vocabulary`) is among the note's names
+    or in its text. A question naming none of them has no subject to miss."""
     notes = load_notes()
     note = notes.get(note_id)
     if note is None:

@@ -17,7 +17,7 @@ UNKNOWN_TERM_WEIGHT once. No-hit threshold: a note is a hit only when the query 
 carry at least MIN_SHARE of the query's weight, so an unrelated question is not forced onto the
 note that happens to share one common word with it; after exact-phrase hits, a ranked hit must
 hold every term. Shared with: `notes.search` (`ranked_hits`; `best_sentence` gives the snippet),
-`demo_model` (`index_of`, `Index.score`: the BM25 part of choosing a note),
+`demo_model` (`index_of`, `Index.score`: the BM25 part of choosing a note; `has_subject`, also `followup`'s),
 `passages` (`terms`, `note_terms`, `alternatives`). The rules are written out in docs/assistant/DESIGN.md.
 """
 import math
@@ -74,6 +74,13 @@ def terms(text: str) -> list:
             else:
                 found.extend(run)  # a single character between stop characters still counts
     return found
+
+
+def has_subject(phrase) -> bool:
+    """The normalized PHRASE names something besides how a question asks (ASKING_FRAME): "例子" in "能举个例子吗"
+    or "方法" in "有没有…的方法" is not a subject, and searching it alone would find whatever note uses the word.
+    A single Chinese character left over ("能" of "能举个例子", "坑" of "有什么坑") names nothing either."""
+    return any(len(term) >= 2 or term.isascii() for term in terms(ASKING_FRAME.sub(" ", phrase)))
 
 
 def alternatives(term):
