@@ -95,3 +95,27 @@ class OldRecordsFollowTheirChildrenTest(VerifyTestCase):
         old_children(self.root, "s", 2)
         with self.forged("s", forge):
             self.assertOldFails("s", "不是情景 semantic 的脚本会提出的")
+
+
+class PlatformNamesTest(WorkspaceTestCase):
+    """Who an entry is by comes from the part of its name the platform writes, never from the student's file name."""
+
+    def test_a_blackboard_file_named_like_another_students_attempt_stays_its_uploaders(self):
+        folder = self.root / "cls"
+        folder.mkdir()
+        (folder / "HW14_alice_attempt_2026-11-30-10-00-00_alice.zip").write_bytes(b"PK")
+        (folder / "HW14_alice_attempt_2026-11-30-10-00-00.txt").write_text("Name: Alice Wang (alice)\n")
+        (folder / "HW14_bob_attempt_2026-11-30-11-00-00.txt").write_text("Name: Bob Li (bob)\n")
+        (folder / "HW14_bob_attempt_2026-11-30-11-00-00_x_alice_attempt_2099-01-01-00-00-00_a.zip").write_bytes(b"PK")
+        people, _ = handed_in(folder)
+        by_user = {person.student_id: Path(person.entry).name for person in people}
+        self.assertEqual(by_user["alice"], "HW14_alice_attempt_2026-11-30-10-00-00_alice.zip")
+        self.assertEqual(by_user["bob"], "HW14_bob_attempt_2026-11-30-11-00-00_x_alice_attempt_2099-01-01-00-00-00_a.zip")
+
+    def test_an_assignment_name_with_underscores_still_reads(self):
+        folder = self.root / "cls"
+        folder.mkdir()
+        (folder / "Lesson_14_carol_attempt_2026-11-30-10-00-00_c.zip").write_bytes(b"PK")
+        people, _ = handed_in(folder)
+        self.assertEqual([(p.student_id, p.folder) for p in people],
+                         [("carol", "Lesson_14_carol_attempt_2026-11-30-10-00-00")])
