@@ -119,3 +119,54 @@ class PlatformNamesTest(WorkspaceTestCase):
         people, _ = handed_in(folder)
         self.assertEqual([(p.student_id, p.folder) for p in people],
                          [("carol", "Lesson_14_carol_attempt_2026-11-30-10-00-00")])
+
+
+def zip_bytes(names):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("loop-runs/x/loop.json", "{}")
+        for name in names:
+            archive.writestr(name, "{}")
+    return buffer.getvalue()
+
+
+class NamesNoDiskHoldsTest(WorkspaceTestCase):
+    """A name Windows refuses, or two names one disk takes for one, are refused at the teacher's and by --pack."""
+
+    REFUSED = ("runs/x-01/a?b.json", "runs/x-01/a*b", "runs/x-01/a<b", "runs/x-01/a\"b", "runs/x-01/a|b",
+               "runs/x-01/COM¹.txt", "runs/x-01/lpt³", "runs/x-01/CONIN$", "runs/x-01/aux .txt")
+
+    def intake(self, names):
+        path = self.root / "eve.zip"
+        path.write_bytes(zip_bytes(names))
+        scratch = self.root / "scratch"
+        scratch.mkdir(exist_ok=True)
+        with intake.taken_in(path, scratch) as submission:
+            return submission.packaging
+
+    def test_each_name_windows_refuses_is_packaging(self):
+        for name in self.REFUSED:
+            with self.subTest(name=name):
+                self.assertIn("Windows", self.intake([name]) or "")
+
+    def test_two_members_one_normalising_disk_takes_for_one_are_packaging(self):
+        said = self.intake(["runs/re\u0301pair-01-01/run.json", "runs/r\u00e9pair-01-01/run.json"])
+        self.assertIn("同名", said or "")
+
+    def test_pack_refuses_the_same_names(self):
+        for name in self.REFUSED:
+            with self.subTest(name=name):
+                self.assertIsNotNone(hand_in.name_problem(name.rpartition("/")[2]))
+
+    def test_pack_refuses_two_names_one_normalising_disk_takes_for_one(self):
+        runs = self.root / "runs"
+        (runs / "r\u00e9pair-01-01").mkdir(parents=True)
+        try:
+            (runs / "re\u0301pair-01-01").mkdir()
+        except OSError:
+            self.skipTest("这个文件系统分不出这两个名称")
+        if len(list(runs.iterdir())) != 2:
+            self.skipTest("这个文件系统分不出这两个名称")
+        (self.root / "loop-runs").mkdir(exist_ok=True)
+        found = [name for name, _why, _other in hand_in.name_problems(self.root)]
+        self.assertEqual(len(found), 1, found)
