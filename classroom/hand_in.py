@@ -27,10 +27,10 @@ import zipfile
 from pathlib import Path
 
 from classroom.check import entry_row, row_text, student_and_id, workspace_row
-from classroom.intake import WINDOWS_DEVICES
+from classroom.intake import WINDOWS_RESERVED, windows_device
 from cli import (EXIT_OK, EXIT_STOP, EXIT_USAGE, EvidenceError, command, display_path, entry_kind, gloss, print_json,
                  read_evidence, say)
-from verifier.records import visible
+from verifier.records import disk_key, visible
 
 ROOT = Path(__file__).resolve().parent.parent  # the workspace, which holds this package
 EVIDENCE = ("loop-runs", "runs")
@@ -131,10 +131,10 @@ def name_problems(root):
             why = name_problem(child)
             if why:
                 found.append((f"{name}/{child}", why, safe_name(child)))
-            elif child.lower() in seen:
-                found.append((f"{name}/{child}", f"与 {seen[child.lower()]} 只差大小写，Windows 和 macOS 上是同一个名称",
-                              f"{child}-2"))
-            seen.setdefault(child.lower(), child)
+            elif disk_key(child) in seen:
+                found.append((f"{name}/{child}", f"与 {seen[disk_key(child)]} 只差大小写（或 Unicode 写法），"
+                              "Windows 和 macOS 上是同一个名称", f"{child}-2"))
+            seen.setdefault(disk_key(child), child)
             pending.append((f"{name}/{child}", path / child))
     return sorted(found)
 
@@ -152,14 +152,17 @@ def name_problem(name):
         return "名称里有控制字符（例如 macOS 的 Icon\\r）"
     if name.rstrip(". ") != name:
         return "名称以点或空格结尾：Windows 上存不下"
-    if name.split(".")[0].upper() in WINDOWS_DEVICES:
-        return "是 Windows 的设备名（CON、AUX、NUL 等），Windows 上存不下"
+    if not WINDOWS_RESERVED.isdisjoint(name):
+        return "名称里有 Windows 不允许的字符（< > \" | ? *）"
+    if windows_device(name):
+        return "是 Windows 的设备名（CON、AUX、NUL、COM¹ 等），Windows 上存不下"
     return None
 
 
 def safe_name(name):
-    shown = "".join("_" if ch in "\\:" or not ch.isprintable() else ch for ch in name).rstrip(". ") or "_"
-    return "_" + shown if shown.split(".")[0].upper() in WINDOWS_DEVICES else shown
+    shown = "".join("_" if ch in "\\" or ch in WINDOWS_RESERVED or not ch.isprintable() else ch
+                    for ch in name).rstrip(". ") or "_"
+    return "_" + shown if windows_device(shown) else shown
 
 
 def empty_folders(root):

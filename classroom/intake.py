@@ -27,6 +27,7 @@ from pathlib import Path, PurePosixPath
 
 from classroom.platforms import CANVAS, DOCUMENTS, JUNK, MOODLE, plain_student
 from cli import EvidenceError, entry_kind, gloss, read_evidence
+from verifier.records import disk_key
 
 MAX_DEPTH = 4                    # folders between the submission and its workspace (Extract All adds one or two)
 EVIDENCE = ("loop-runs", "runs")
@@ -38,7 +39,10 @@ MAX_UNPACKED = 256 * 2 ** 20     # the members' declared sizes together
 MAX_RATIO, RATIO_FROM = 100, 2 ** 20  # a member over 1 MiB may be at most 100 times its compressed size
 UTF8_FLAG, ENCRYPTED_FLAG = 0x800, 0x1
 DRIVE = re.compile(r"[A-Za-z]:")
-WINDOWS_DEVICES = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
+# Names Windows cannot hold: its devices (with any extension, COM¹-COM³ and LPT¹-LPT³ among them) and these characters
+WINDOWS_DEVICES = {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$",
+                   *(f"{port}{i}" for port in ("COM", "LPT") for i in (*range(1, 10), "¹", "²", "³"))}
+WINDOWS_RESERVED = frozenset('<>:"|?*')
 GIT_HINT = "这像是一个 git 仓库，证据文件夹被 .gitignore 排除了（用 git 交作业时要 git add -f runs loop-runs）"
 AGAIN = "请学生重新提交：在自己的工作区里运行 python3 verify_loop.py --pack 姓名.zip，上传这个 ZIP"
 
@@ -368,12 +372,23 @@ def extract(archive, members, prefix, private, wanted=EVIDENCE):
         rel = parts[len(prefix):]
         if parts[:len(prefix)] != prefix or not rel or (wanted is not None and rel[0] not in wanted):
             continue
-        if any(part.rstrip(". ") != part or part.split(".")[0].upper() in WINDOWS_DEVICES for part in rel):
+        if any(windows_refuses(part) for part in rel):
             raise Untrusted(f"的成员 {visible_name('/'.join(parts))} 的名称不能在 Windows 上作为文件名")
-        if "/".join(rel).lower() in taken:
-            raise Untrusted(f"里有两个成员都叫 {visible_name('/'.join(parts))}（大小写也算同名）")
-        taken.add("/".join(rel).lower())
+        if disk_key("/".join(rel)) in taken:
+            raise Untrusted(f"里有两个成员都叫 {visible_name('/'.join(parts))}（大小写和 Unicode 写法也算同名）")
+        taken.add(disk_key("/".join(rel)))
         copy_member(archive, info, private.joinpath(*parts))
+
+
+def windows_refuses(part):
+    """Whether Windows cannot hold PART as a file or folder name: a trailing dot or space, a reserved character,
+    or a device name (NUL.txt and "AUX .txt" are the devices too)."""
+    return (part.rstrip(". ") != part or not WINDOWS_RESERVED.isdisjoint(part)
+            or windows_device(part))
+
+
+def windows_device(part):
+    return part.split(".")[0].rstrip(" ").upper() in WINDOWS_DEVICES
 
 
 def copy_member(archive, info, target):

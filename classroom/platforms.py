@@ -27,7 +27,9 @@ MOODLE = re.compile(r"(?P<name>.+?)_(?P<id>[^_]+)_assignsubmission_(?P<plugin>[a
 CANVAS = re.compile(r"(?P<login>[a-z0-9-]+)(?P<late>_LATE)?_(?P<uid>[0-9]+)_(?P<aid>[0-9]+)_(?P<original>.+)",
                     re.DOTALL)
 CANVAS_AGAIN = re.compile(r".*-(?P<n>[0-9]+)(?:\.[^.]*)?")  # a re-submission's original name: 张三-1.zip
-BLACKBOARD = re.compile(r"(?P<assignment>.+)_(?P<user>[^_]+)_attempt_(?P<time>[0-9]{4}(?:-[0-9]{2}){5})"
+# The assignment is the shortest prefix: the student names the original file at the end, and a file named like
+# another student's attempt (x_alice_attempt_2099-…_a.zip) must stay its uploader's.
+BLACKBOARD = re.compile(r"(?P<assignment>.+?)_(?P<user>[^_]+)_attempt_(?P<time>[0-9]{4}(?:-[0-9]{2}){5})"
                         r"(?:(?P<receipt>\.txt)|_(?P<original>.+))", re.DOTALL)
 RECEIPT_NAME = re.compile(r"^\s*(?:Name|姓名)\s*[:：]\s*(?P<name>.+?)\s*$", re.MULTILINE)
 RECEIPT_CAP = 64 * 1024  # a receipt is a few hundred bytes

@@ -15,7 +15,7 @@ import os
 import re
 from pathlib import Path
 
-from classroom.intake import WINDOWS_DEVICES
+from classroom.intake import windows_device
 from cli import display_path, entry_kind
 from verifier.records import CASES, is_link, visible
 
@@ -212,7 +212,7 @@ def feedback_names(students):
 def safe_file_name(text):
     name = "".join("_" if ch in '<>:"/\\|?*' or not ch.isprintable() else ch for ch in text)[:100]
     name = name.rstrip(". ") or "_"
-    if name.startswith(".") or name.split(".")[0].upper() in WINDOWS_DEVICES:
+    if name.startswith(".") or windows_device(name):
         name = "_" + name
     return name
 

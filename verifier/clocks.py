@@ -45,7 +45,8 @@ def budget_check_gap(record):
     as soon as the attempt before is written down, a fraction of a second later; only a process paused
     meanwhile (Ctrl-Z, a debugger) leaves more, and so does an elapsed_seconds moved on with its finish time."""
     attempts, elapsed = record["attempts"], record["elapsed_seconds"]
-    last, label = (attempts[-1]["finished_offset"], f"第 {len(attempts)} 次尝试结束时的读数") if attempts \
+    # loop-run/1 recorded no readings per attempt: its budget check cannot be timed against them
+    last, label = (attempts[-1].get("finished_offset"), f"第 {len(attempts)} 次尝试结束时的读数") if attempts \
         else (0, "循环第一份记录时的读数")
     if last is None or elapsed - last <= CHECK_GAP:
         return None

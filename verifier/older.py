@@ -17,8 +17,9 @@ from pathlib import Path
 
 import verify_harness
 from cli import NotRegularFile, RecordError, TooLarge
-from verifier.records import (MAX_ATTEMPTS, OLD_SCHEMAS, SCHEMA, CourseFiles, combined_fingerprint, one_line,
-                              read_record_file, shown)
+from verifier.records import (CHILD_STATUSES, LOOP_KEYS, MAX_ATTEMPTS, OLD_SCHEMAS, SAMPLES, SCHEMA, CourseFiles,
+                              budget_ok, combined_fingerprint, is_reading, one_line, read_record_file, shape_problems,
+                              shown)
 
 CANDIDATE_KEYS, CONTEXT_KEYS = ("action", "sample", "sha256"), ("files", "fingerprint", "entries")
 OWN_COURSE = CourseFiles(Path(__file__).resolve().parent.parent)  # the course this verifier ships with
@@ -93,6 +94,42 @@ def context_problems(record, table, where):
         return [f"{where} 的 schema 是 {record['schema']}，而它记下的 {'、'.join(table.writers)} 就是现在课程里的版本："
                 f"现在的循环只写 {SCHEMA} 记录，写不出 {record['schema']}，schema 被改过，记录被改动过。"]
     return []
+
+
+def old_shape_problems(record, name):
+    """(blocking, other) as records.shape_problems says them, for an older record: BLOCKING keeps its stop, decisions
+    and clocks from being re-derived as today's are. A schema of today's fields over the watched files of its day
+    (loop-run/2) is shaped by today's rules; for one of fewer fields (loop-run/1), the fields the derivation reads:
+    the budget, the reading it has, each attempt."""
+    table = OLD_SCHEMAS[record["schema"]]
+    if table.keys == LOOP_KEYS:
+        return shape_problems(record, name, record["schema"], table.files)
+    budget, blocked = record["budget"], record["blocked_proposal"]
+    other = [f"run 是 {shown(record['run'])}，与目录名 {shown(name)} 不符。"] if record["run"] != name else []
+    other += [f"attempts 第 {number} 项记录为第 {shown(entry.get('attempt'))} 次：尝试必须按 1..n 依次记录。"
+              for number, entry in enumerate(record["attempts"], 1) if entry.get("attempt") != number]
+    problems = [text for holds, text in (
+        (budget_ok({**budget, "attempt_timeout": None}) if type(budget) is dict else False,
+         f"budget 是 {shown(budget)}：max_attempts 应为 1-5 的整数，max_seconds 应为 0-300 秒。"),
+        (is_reading(record["elapsed_seconds"]), f"elapsed_seconds 是 {shown(record['elapsed_seconds'])}，应为不小于 0 的秒数。"),
+        (blocked is None or (type(blocked) is dict and all(type(blocked.get(key)) is str
+                                                            for key in ("action", "target", "reason"))),
+         "blocked_proposal 应为 null 或有字符串字段 action、target、reason。")) if not holds]
+    for number, entry in enumerate(record["attempts"], 1):
+        if not attempt_readable(entry):
+            problems.append(f"attempts 第 {number} 项是 {shown(entry)}：应为 export 一个已知样例并带 sha256，"
+                            "feedback 为 null 或 {error_type, message}，做完的尝试记录子运行的状态。")
+    return problems, other
+
+
+def attempt_readable(entry):
+    candidate, feedback = entry.get("candidate"), entry.get("feedback")
+    finished = entry.get("status") in CHILD_STATUSES and entry.get("status") != "running"
+    return (type(candidate) is dict
+            and candidate.get("action") == "export" and candidate.get("sample") in SAMPLES
+            and type(candidate.get("sha256")) is str
+            and (feedback is None or (type(feedback) is dict and sorted(feedback) == ["error_type", "message"]))
+            and (entry.get("state") == "done") == finished)
 
 
 def old_child_finding(child_dir, shown_child, schema):

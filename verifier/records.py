@@ -479,18 +479,19 @@ def timeout_problem(where, entry, budget):
 
 # --- the shape of a loop-run/3 record ------------------------------------------------------------
 
-def shape_problems(record, name):
+def shape_problems(record, name, schema=SCHEMA, files=LOOP_FILES):
     """(blocking, other): what is wrong with the shape of a loop-run/3 record, in Chinese naming the field.
 
     BLOCKING problems keep the record from being read further: the checks that follow rely on those
-    fields. OTHER problems do not, so the recorded stop is still compared with the evidence.
+    fields. OTHER problems do not, so the recorded stop is still compared with the evidence. SCHEMA and FILES:
+    an older schema of the same fields (loop-run/2) is shaped alike, over the watched files of its day.
     """
     if type(record) is not dict:
         return [f"loop.json 应为一个 JSON 对象（{SCHEMA} 记录）。"], []
     missing = [key for key in LOOP_KEYS if key not in record]
     if missing:
         return [f"loop.json 缺少字段：{'、'.join(missing)}。"], []
-    checks, fields = field_checks(record, name), ShownFields(record, folder=shown(name))
+    checks, fields = field_checks(record, name, schema, files), ShownFields(record, folder=shown(name))
     blocking = [message.format_map(fields) for holds, message, blocks in checks if blocks and not holds]
     other = [message.format_map(fields) for holds, message, blocks in checks if not blocks and not holds]
     other += [problem for problem in [unknown_fields_problem("loop.json", record, LOOP_KEYS, INNER_KEYS)] if problem]
@@ -501,7 +502,7 @@ def shape_problems(record, name):
     return ([first] if first else []), other
 
 
-def field_checks(record, name):
+def field_checks(record, name, schema=SCHEMA, files=LOOP_FILES):
     """(holds, message, blocks) for every top-level field of a loop-run/3 record; see shape_problems.
 
     A message names the record's fields as {field}: they are written out (as JSON) only for a check that fails.
@@ -510,7 +511,7 @@ def field_checks(record, name):
     budget, context, blocked = record["budget"], record["context"], record["blocked_proposal"]
     known_status = type(status) is str and status in REASONS
     return [
-        (record["schema"] == SCHEMA, "schema 是 {schema}，应为 " + SCHEMA + "。", True),
+        (record["schema"] == schema, "schema 是 {schema}，应为 " + schema + "。", True),
         (type(record["id"]) is str and bool(RECORD_ID.fullmatch(record["id"])),
          "id 是 {id}：应为循环建立记录时随机生成的 32 位小写十六进制。", False),
         (record["run"] == name and is_loop_name(name), "run 是 {run}，与目录名 {folder} 不符（或不是合法的循环名）。", True),
@@ -526,7 +527,7 @@ def field_checks(record, name):
          False),
         (is_int(record["actual_api_calls"]) and record["actual_api_calls"] == 0,
          "actual_api_calls 是 {actual_api_calls}：循环不调用模型，只能是 0。", False),
-        (context_ok(context), f"context 应记录 {len(LOOP_FILES)} 个受监视文件的逐文件哈希，且合并指纹与它们一致。", True),
+        (context_ok(context, files), f"context 应记录 {len(files)} 个受监视文件的逐文件哈希，且合并指纹与它们一致。", True),
         (type(record["attempts"]) is list, "attempts 应为尝试记录的数组。", True),
         (attempts_within_range(record["attempts"]), too_many_attempts(record["attempts"]), True),
         ((blocked is None) == (reason != "permission_boundary"),
@@ -592,11 +593,11 @@ def budget_ok(budget):
             and is_number(budget["max_seconds"]) and 0 <= budget["max_seconds"] <= 300 and attempt_timeout_ok(budget))
 
 
-def context_ok(context):
-    if type(context) is not dict or not is_int(context.get("files")) or context["files"] != len(LOOP_FILES):
+def context_ok(context, files=LOOP_FILES):
+    if type(context) is not dict or not is_int(context.get("files")) or context["files"] != len(files):
         return False
     entries = context.get("entries")
-    if type(entries) is not dict or sorted(entries) != sorted(LOOP_FILES) or not all(
+    if type(entries) is not dict or sorted(entries) != sorted(files) or not all(
             type(sha) is str and (sha == "missing" or SHA256.fullmatch(sha)) for sha in entries.values()):
         return False
     return combined_fingerprint(entries) == context.get("fingerprint")
