@@ -170,3 +170,26 @@ class NamesNoDiskHoldsTest(WorkspaceTestCase):
         (self.root / "loop-runs").mkdir(exist_ok=True)
         found = [name for name, _why, _other in hand_in.name_problems(self.root)]
         self.assertEqual(len(found), 1, found)
+
+
+class ZipCostTest(WorkspaceTestCase):
+    """A ZIP costs the teacher what an honest one would: its member directory and its members are read no further
+    than the verifier can use."""
+
+    def test_a_directory_bigger_than_honest_entries_make_is_refused_before_it_is_read(self):
+        # an end record counting 10 members over a 6 MB directory: no honest entry is near 512 bytes
+        end = b"PK\x05\x06" + bytes(4) + (10).to_bytes(2, "little") * 2 + (6_000_000).to_bytes(4, "little") + bytes(6)
+        self.assertIn("成员目录", intake.directory_problem(end) or "")
+
+    def test_a_member_is_taken_out_no_further_than_the_verifier_reads(self):
+        path = self.root / "eve.zip"
+        big = bytes(range(256)) * (3 * 2 ** 12)  # 3 MiB the ratio check lets through (stored, not compressed)
+        with zipfile.ZipFile(path, "w") as archive:
+            archive.writestr("loop-runs/x/loop.json", "{}")
+            archive.writestr("runs/x-01/run.json", big)
+        scratch = self.root / "scratch"
+        scratch.mkdir()
+        with intake.taken_in(path, scratch) as submission:
+            taken = submission.workspace / "runs" / "x-01" / "run.json"
+            # docs/loop/TASK.md: no evidence file is read past 1 MiB; one byte more says the file is over the cap
+            self.assertEqual(taken.stat().st_size, 2 ** 20 + 1)
