@@ -42,7 +42,7 @@ MEMBER_READ = 2 ** 20 + 1
 # The most bytes a member's entry in the directory takes: a fixed 46, its name and its extra fields; no honest one
 # comes near this, so a directory bigger than the member cap of them is no honest ZIP's and is not read.
 DIRECTORY_ENTRY = 512
-MAX_RATIO, RATIO_FROM = 100, 2 ** 20  # a member over 1 MiB may be at most 100 times its compressed size
+MAX_RATIO, RATIO_FROM = 100, 2 ** 16  # a member over 64 KiB may be at most 100 times its compressed size
 UTF8_FLAG, ENCRYPTED_FLAG = 0x800, 0x1
 DRIVE = re.compile(r"[A-Za-z]:")
 # Names Windows cannot hold: its devices (with any extension, COM¹-COM³ and LPT¹-LPT³ among them) and these characters

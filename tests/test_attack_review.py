@@ -193,3 +193,14 @@ class ZipCostTest(WorkspaceTestCase):
             taken = submission.workspace / "runs" / "x-01" / "run.json"
             # docs/loop/TASK.md: no evidence file is read past 1 MiB; one byte more says the file is over the cap
             self.assertEqual(taken.stat().st_size, 2 ** 20 + 1)
+
+    def test_members_that_unpack_a_hundred_times_their_size_are_refused_from_64_kib(self):
+        path = self.root / "eve.zip"
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr("loop-runs/x/loop.json", "{}")
+            for number in range(3):  # 1 MiB of zeros each: a few KiB packed, no evidence file is like that
+                archive.writestr(f"runs/x-{number:02d}/run.json", bytes(2 ** 20))
+        scratch = self.root / "scratch"
+        scratch.mkdir()
+        with intake.taken_in(path, scratch) as submission:
+            self.assertIn("100 倍", submission.packaging or "")
