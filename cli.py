@@ -22,11 +22,13 @@ def old_python(version, program, executable):
     EXECUTABLE; None when VERSION is new enough."""
     if tuple(version[:2]) >= MINIMUM_PYTHON:
         return None
+    words = program.split(" ")
+    typed = " ".join(words[1:]) if words[1:2] == ["-m"] else program  # `python3 -m unittest`: no second python
     return ("{0}：需要 Python 3.11 或更高版本，而运行它的是 Python {1}.{2}.{3}（{4}）。请先安装新版本："
             "从 python.org 下载，或用 Microsoft Store（Windows）、Homebrew（macOS：brew install python）、"
             "系统的包管理器（Linux，例如 sudo apt install python3.11）；再用新版本运行它"
-            "（例如 python3.11 {0}；Windows 的 py -3 会选装好的最新版本）。").format(
-                program, version[0], version[1], version[2], executable or "python")
+            "（例如 python3.11 {5}；Windows 的 py -3 会选装好的最新版本）。").format(
+                program, version[0], version[1], version[2], executable or "python", typed)
 
 
 def refuse_old_python():
@@ -234,6 +236,9 @@ class ChineseArgumentParser(argparse.ArgumentParser):
 
     def parse_known_args(self, args=None, namespace=None):
         self._typed = list(sys.argv[1:] if args is None else args)  # what error() looks through for a typo
+        twice = self._given_twice()
+        if twice:
+            self.error(twice)
         return super().parse_known_args(args, namespace)
 
     def error(self, message):
@@ -255,6 +260,22 @@ class ChineseArgumentParser(argparse.ArgumentParser):
                 nearest = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
                 return (f"无法识别的选项 {name}：是不是想写 {nearest[0]}？" if nearest else
                         f"无法识别的选项 {name}（可用的选项：{'、'.join(sorted(known))}）。")
+        return None
+
+    def _given_twice(self):
+        """Why an option that keeps one value is typed more than once (argparse would keep the last in silence,
+        e.g. `--pack 张三.zip --pack x.zip`), or None. Switches and options that gather values (append) may repeat."""
+        typed = {}
+        for word in self._typed:
+            if word == "--":
+                break
+            name = word.split("=", 1)[0]
+            action = self._option_string_actions.get(name)
+            if type(action) is argparse._StoreAction:
+                typed.setdefault(action, []).append(name)
+        for names in typed.values():
+            if len(names) > 1:
+                return f"选项 {names[0]} 给了 {len(names)} 次：只能给一次，不然不知道该用哪一个。请只保留一个。"
         return None
 
     def _options(self):

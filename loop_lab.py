@@ -578,9 +578,12 @@ def main(argv=None):
         say(arguments.name_taken_message(exc, args, ROOT))
         return EXIT_USAGE
     except OSError as exc:  # before the first record: the folder or a context file is not usable
-        detail = f"{exc.strerror}：{display_path(exc.filename)}" if exc.strerror and exc.filename else str(exc)
-        say(f"循环没能开始（{explain(type(exc).__name__)}：{detail}）：请检查工作区是否可写、文件是否可读，"
-            "然后用新名称重新运行。")
+        # the system's own words (strerror) are English on most machines: the gloss and the path say it
+        detail = f"：{display_path(exc.filename)}" if exc.strerror and exc.filename else f"：{exc}"
+        say(f"循环没能开始（{explain(type(exc).__name__)}{detail}）：什么记录都没有留下。请检查工作区是否可写、"
+            "文件是否可读，再运行同一条命令。")
+        with interrupts.held():
+            print_json(dict(not_started("unexpected_error"), status="needs_human"))
         return EXIT_STOP
     except KeyboardInterrupt as exc:
         if loop is None or not loop.claimed:

@@ -294,7 +294,7 @@ def older_versions(loops):
                    "只是今天的规则和课程文件核对不了它们。请老师对照当时的版本判断，或请学生在现在的工作区里用新名称"
                    "重新运行这些情景后再交。",
                    f"你有 {len(runs)} 个循环是用旧版本的工作区做的（{which}）：不是你改了什么，只是今天的核对规则核对不了它们。"
-                   "在现在的工作区里用新名称重新运行这些情景，再打包提交。")]
+                   "老师会对照当时的版本判断，也可能请你在现在的工作区里用新名称重新运行这些情景后再交。")]
 
 
 def earlier_note(earlier):
@@ -465,7 +465,8 @@ def write_outputs(args, course, checked, rows, names, aside, note, people):
     outputs = []
     if args.report:
         outputs.append((args.report, class_report.class_report(display_path(args.submissions),
-                                                               CourseFiles.label(course), rows, aside, note), "utf-8"))
+                                                               CourseFiles.label(course), rows, aside, note,
+                                                               with_roster=people is not None), "utf-8"))
     if args.csv_file:
         outputs.append((args.csv_file, class_report.class_csv([row for row, _ in rows]), "utf-8-sig"))
     if args.feedback:

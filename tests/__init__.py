@@ -1,5 +1,13 @@
 """The workspace's unittest suite: run `python3 -m unittest` from the workspace root."""
+import os
 import signal
+import sys
+
+try:
+    import cli  # noqa: F401 (first: it refuses a Python older than 3.11 in one line)
+except SystemExit as refused:  # the test loader would catch it and go on, module after module: stop here
+    sys.stderr.flush()
+    os._exit(refused.code)
 
 # Started as a background job (`python3 -m unittest &` in a script), the suite inherits Ctrl-C ignored, and
 # so would every process it starts: the tests and documented steps that interrupt a script on purpose need
