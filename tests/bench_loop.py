@@ -18,6 +18,10 @@ separate the programs' own cost from a slow disk's (the loop writes its records 
 disk before it replaces the last). Prints one JSON line with the figures, and on stderr each figure beside its
 target; exit 0 when every target is met, 1 otherwise.
 """
+import sys  # noqa: E402 (the next three lines run on any Python: the workspace's cli.py refuses an old one)
+from pathlib import Path  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import cli  # noqa: E402,F401
 import argparse
 import contextlib
 import io

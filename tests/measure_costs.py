@@ -8,6 +8,10 @@ process started for that case alone. The cases: a 128 MiB note in the checked wo
 one id in one submission; 240 loop folders differing only in case; 20 loops with 1,000 attempts each; 100
 submissions that are copies of one workspace with every id changed. Linux and macOS (the resource module).
 """
+import sys  # noqa: E402 (the next three lines run on any Python: the workspace's cli.py refuses an old one)
+from pathlib import Path  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import cli  # noqa: E402,F401
 import json
 import shutil
 import subprocess

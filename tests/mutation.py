@@ -19,6 +19,10 @@ JSON line with the figures. Exit 0 when at least 90% of the mutants run are kill
 missing, else 1; 2 for bad arguments; 130 on Ctrl-C (the tests running then are ended). Standard library
 only; not collected by `python3 -m unittest` (its name is no test*.py); not part of CI (it takes minutes).
 """
+import sys  # noqa: E402 (the next three lines run on any Python: the workspace's cli.py refuses an old one)
+from pathlib import Path  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import cli  # noqa: E402,F401
 import argparse
 import json
 import os

@@ -34,6 +34,9 @@ PROGRAMS = {
     "project/mock_model.py": ("--port", "0", "--max-seconds", "5"),
     "project/check_loop_guards.py": ("--json",),
 }
+# The maintainers' scripts under tests/ (benchmarks, the Windows-behaviour pass, the mutation check) refuse alike.
+TOOLS = {f"tests/{name}": () for name in ("bench_loop.py", "bench_class.py", "windows_behaviour.py", "mutation.py",
+                                          "measure_costs.py")}
 OLD_VERSIONS = ("3.8", "3.9", "3.10")
 # A program's usage, then each command of the notes assistant's.
 HELPS = [(program,) for program in PROGRAMS] + [("project/app.py", command)
@@ -125,7 +128,7 @@ class OldPythonTest(WorkspaceTestCase):
         before = files(self.root)
         env = dict(os.environ, PYENV_VERSION="", PYTHONIOENCODING="utf-8")
         for version, python in pythons:
-            for program, args in PROGRAMS.items():
+            for program, args in {**PROGRAMS, **TOOLS}.items():
                 with self.subTest(python=version, program=program):
                     proc = subprocess.run([*python, program, *args], cwd=self.root, capture_output=True, timeout=30,
                                           env=env)

@@ -16,6 +16,10 @@ self-check shows that each behaviour is really in effect: `SimulationTest` has o
 which the pass runs; started with that one behaviour switched off (as `--without NAME` does), it must
 fail, unless the machine itself behaves so. Exit 0 when the self-check holds and every test passes.
 """
+import sys  # noqa: E402 (the next three lines run on any Python: the workspace's cli.py refuses an old one)
+from pathlib import Path  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import cli  # noqa: E402,F401
 import argparse
 import contextlib
 import json
