@@ -15,7 +15,7 @@ EXPORT_CHECK = ("tests.test_verify_export", "tests.test_export_fuzz")
 CLASS = ("tests.test_class_check", "tests.test_class_intake", "tests.test_hand_in", "tests.test_promises_classroom",
          "tests.test_class_platforms", "tests.test_copies", "tests.test_verifier_holes")
 ASSISTANT = ("tests.test_assistant_agent", "tests.test_assistant_client", "tests.test_assistant_questions",
-             "tests.test_assistant_deadline", "tests.test_promises_assistant")
+             "tests.test_assistant_deadline", "tests.test_promises_assistant", "tests.test_promises_assistant_deadline")
 DEMO = ("tests.test_assistant_subject", "tests.test_assistant_search", "tests.test_assistant_questions")
 
 MUTANTS = [
