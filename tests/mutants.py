@@ -13,7 +13,7 @@ VERIFY = ("tests.test_verify_loop", "tests.test_explain", "tests.test_promises_v
 HARNESS_CHECK = ("tests.test_verify_harness", "tests.test_harness")
 EXPORT_CHECK = ("tests.test_verify_export", "tests.test_export_fuzz")
 CLASS = ("tests.test_class_check", "tests.test_class_intake", "tests.test_hand_in", "tests.test_promises_classroom",
-         "tests.test_class_platforms", "tests.test_copies", "tests.test_verifier_holes")
+         "tests.test_class_platforms", "tests.test_copies", "tests.test_verifier_holes", "tests.test_promises_class_tools")
 ASSISTANT = ("tests.test_assistant_agent", "tests.test_assistant_client", "tests.test_assistant_questions",
              "tests.test_assistant_deadline", "tests.test_promises_assistant", "tests.test_promises_assistant_deadline")
 DEMO = ("tests.test_assistant_subject", "tests.test_assistant_search", "tests.test_assistant_questions")
@@ -670,7 +670,10 @@ MUTANTS = [
          original='        passed = sum(state == "pass" for state in row["cases"].values())\n',
          replacement='        passed = sum(state != "missing" for state in row["cases"].values())\n',
          promise="incomplete 的成绩是满分乘以通过的情景占六个的比例（fail 的情景不算）",
-         tests=CLASS),
+         tests=CLASS,
+         equivalent="a row is incomplete only when no case is fail or needs_human (classroom/check.py's result() "
+                    "says fail, then needs_human, before incomplete), so every case of an incomplete row is pass or "
+                    "missing, and counting the cases that are not missing counts exactly the ones that pass"),
     dict(id="grade-half-even", file="classroom/roster.py",
          original='.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)',
          replacement='.quantize(Decimal("0.01"))',
