@@ -13,7 +13,8 @@ VERIFY = ("tests.test_verify_loop", "tests.test_explain", "tests.test_promises_v
 HARNESS_CHECK = ("tests.test_verify_harness", "tests.test_harness")
 EXPORT_CHECK = ("tests.test_verify_export", "tests.test_export_fuzz")
 CLASS = ("tests.test_class_check", "tests.test_class_intake", "tests.test_hand_in", "tests.test_promises_classroom",
-         "tests.test_class_platforms", "tests.test_copies", "tests.test_verifier_holes", "tests.test_promises_class_tools")
+         "tests.test_class_platforms", "tests.test_copies", "tests.test_verifier_holes",
+         "tests.test_promises_class_tools")
 ASSISTANT = ("tests.test_assistant_agent", "tests.test_assistant_client", "tests.test_assistant_questions",
              "tests.test_assistant_deadline", "tests.test_promises_assistant", "tests.test_promises_assistant_deadline")
 DEMO = ("tests.test_assistant_subject", "tests.test_assistant_search", "tests.test_assistant_questions")
@@ -91,7 +92,7 @@ MUTANTS = [
          promise="预算的边界值（--max-attempts 1、--max-seconds 0）是合法的",
          tests=LOOP),
 
-    # --- the executor: deadline and kill (machinery/executor.py) -----------------------------------------------------------
+    # --- the executor: deadline and kill (machinery/executor.py) ------------------------------------------------
     dict(id="executor-no-sigkill", file="machinery/executor.py",
          original='    signal_group(child, "SIGKILL")  # the child if still there',
          replacement='    pass  # the child if still there',
@@ -173,7 +174,8 @@ MUTANTS = [
          promise="旧格式记录的停止也要与它的子运行一致",
          tests=VERIFY),
     dict(id="verify-old-label-keeps-new-budget", file="verifier/older.py",
-         original='    found += differing_fields("budget.", budget, table.budget_keys) if type(budget) is dict else []\n',
+         original='    found += differing_fields("budget.", budget, table.budget_keys) if type(budget) is dict'
+                  ' else []\n',
          replacement="",
          promise="改标成 loop-run/1 的记录只要还有新格式才写的字段（budget.attempt_timeout）就是 fail",
          tests=VERIFY),
@@ -515,7 +517,8 @@ MUTANTS = [
          tests=VERIFY),
     dict(id="older-mixed-line-ends-softened", file="verifier/older.py",
          original='        if exc.kind in ("empty", "cut") and not OLD_SCHEMAS[schema].flushed:\n',
-         replacement='        if exc.kind in ("empty", "cut", "mixed", "duplicate_key") and not OLD_SCHEMAS[schema].flushed:\n',
+         replacement='        if exc.kind in ("empty", "cut", "mixed", "duplicate_key")'
+                     ' and not OLD_SCHEMAS[schema].flushed:\n',
          promise="旧格式子运行的记录有重复的键或一部分 CRLF 行，哪个版本都写不出：fail",
          tests=VERIFY),
     dict(id="older-child-link-file-softened", file="verifier/older.py",
