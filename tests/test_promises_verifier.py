@@ -8,13 +8,15 @@ is wrong. Then the record (or a child) is edited as a forger would, and verify_l
 import contextlib
 import io
 import json
+import os
 import shutil
 import time
 import unittest
 
 import harness
 import loop_lab
-from tests.test_verify_loop import VerifyTestCase, as_old_record
+from tests import test_verifier_holes as holes
+from tests.test_verify_loop import VerifyTestCase, as_old_record, as_record_of_16_files
 
 SHIFT = 40  # seconds a child "takes" on the shifted clocks: beyond the default 30 s budget
 WHY = "循环这样停下的原因足够长，能让人据此决定。"
@@ -152,6 +154,64 @@ class OldRecordPromiseTest(PromiseTestCase):
         self.shifted("relabelled", "permission", after=())  # no attempt: no child could say otherwise
         self.forge("relabelled", lambda rec: [rec.update(schema="loop-run/1"), rec.pop("id")])
         self.assertResult("relabelled", "fail", "budget.attempt_timeout")
+
+
+class OldOnlyWhereOldPromiseTest(VerifyTestCase):
+    """What no older workspace wrote fails under the old label as it would in a record of today."""
+
+    def make_old(self, name, scenario):
+        holes.OldOnlyWhereOldTest.make_old(self, name, scenario)  # loop-run/1 over harness-run/1 children
+
+    def assertOldFails(self, name, *fragments):
+        verdict = self.verdict(name)
+        self.assertEqual(verdict["result"], "fail", verdict)
+        for fragment in fragments:
+            self.assertIn(fragment, " ".join(verdict["problems"]))
+
+    def test_an_old_fingerprint_that_its_files_do_not_add_up_to_fails(self):
+        self.make_old("of", "stuck")
+        self.assertEqual(self.verdict("of")["result"], "needs_human")
+        holes.rewrite(self.record_path("of"), lambda rec: rec["context"].update(fingerprint="0" * 64))
+        self.assertOldFails("of", "loop-runs/of/loop.json 的 context 不是 loop-run/1 的循环记下的 16 个文件的指纹")
+
+    def test_an_attempt_state_the_old_loop_never_wrote_fails(self):
+        self.make_old("os", "stuck")
+        holes.rewrite(self.record_path("os"), lambda rec: rec["attempts"][-1].update(state="timed_out"))
+        self.assertOldFails("os", "state 不是 running、done、unknown 之一")
+
+    def test_an_old_childs_record_that_is_a_link_fails(self):
+        self.make_old("ol", "stuck")
+        self.make_old("ol2", "stuck")
+        record = self.root / "runs" / "ol-02" / "run.json"
+        record.unlink()
+        try:
+            os.symlink(self.root / "runs" / "ol2-02" / "run.json", record)
+        except (OSError, NotImplementedError) as exc:  # Windows without the privilege
+            self.skipTest(f"这里不能创建符号链接：{exc}")
+        self.assertOldFails("ol", "runs/ol-02/run.json", "不是它写的文件")
+
+    def test_a_cut_child_of_the_previous_schema_fails_its_writer_flushed_to_disk(self):
+        self.make("of2", "stuck")
+        holes.rewrite(self.record_path("of2"), as_record_of_16_files)  # loop-run/2 over its harness-run/2 children
+        self.assertEqual(self.verdict("of2")["result"], "needs_human")
+        child = self.root / "runs" / "of2-02" / "run.json"
+        child.write_bytes(child.read_bytes()[:40])
+        self.assertOldFails("of2", "runs/of2-02/run.json 在结尾处中断", "哪个版本的 harness 都不会这样写")
+
+
+class UnicodeNamesPromiseTest(VerifyTestCase):
+    def test_two_loop_folders_one_name_in_two_unicode_spellings_are_named(self):
+        loops, composed, decomposed = self.root / "loop-runs", "caf\u00e9", "cafe\u0301"
+        loops.mkdir(exist_ok=True)
+        if not holes.can_hold_both(loops, composed, decomposed):
+            self.skipTest("这个文件系统把两种写法当成同一个名称")
+        self.make("cafe", "permission")
+        for name in (composed, decomposed):
+            shutil.copytree(loops / "cafe", loops / name)
+            self.addCleanup(shutil.rmtree, loops / name)
+        verdict = self.verdict(composed)
+        self.assertEqual(verdict["result"], "fail", verdict)
+        self.assertIn(f"loop-runs/{decomposed} 的名称只差大小写（或 Unicode 写法）", " ".join(verdict["problems"]))
 
 
 if __name__ == "__main__":
