@@ -141,6 +141,8 @@ class HandInTest(SharedWorkspaceTestCase):
         refused = [line for line in stderr.splitlines() if "请把它改名" in line]
         self.assertEqual(len(refused), len(made) - ("case.txt" in made and "Case.txt" in made), stderr)
         self.assertIn("Icon\\r", stderr)  # shown as its escape, never a bare carriage return
+        if "a:b.txt" in made:  # each name is told why, so the student knows what to rename
+            self.assertIn("runs/repair-01-01/a:b.txt：名称里有冒号", stderr)
 
     def test_empty_folders_a_zip_does_not_carry_are_said_and_the_zips_row_printed(self):
         workspace = self.student("孙二")
