@@ -3,13 +3,13 @@
     python3 tests/bench_class.py [--students N] [--zips N] [--rounds N] [--dir DIR]
 
 Builds, in a temporary folder: a copy of the workspace (the teacher's reference), one student's six lesson
-cases run there with loop_lab.py, then two classes of that student's records, each copy given identifiers
-of its own (as if every student had run the lesson): N students (default 2000) with one loop each (repair,
-two child runs) as folders, and M students (default 300) with all six loops, each handed in as a ZIP named
-as Moodle, Canvas (a note beside it), Blackboard (its receipt) or nobody names it, with a grading worksheet listing them all. Times whole
-`verify_loop.py --class CLASS --report --csv` processes (the ZIP class with `--feedback`, `--roster`, `--grades`
-and `--feedback-zip` too), bytecode
-cache on, after a warm-up: wall seconds, CPU seconds and the peak memory of the check (its worker processes
+cases run there with loop_lab.py, then two classes of that student's records, each copy given identifiers and
+monotonic readings of its own (as if every student had run the lesson on a machine of their own): N students
+(default 2000) with one loop each (repair, two child runs) as folders, and M students (default 300) with all six
+loops, each handed in as a ZIP named as Moodle, Canvas (a note beside it), Blackboard (its receipt) or nobody
+names it, with a grading worksheet listing them all. Times whole `verify_loop.py --class CLASS --report --csv`
+processes (the ZIP class with `--feedback`, `--roster`, `--grades` and `--feedback-zip` too), bytecode cache on,
+after a warm-up: wall seconds, CPU seconds and the peak memory of the check (its worker processes
 included). Targets: both classes under 10 s on a 2-core machine, the ZIP class under 200 MB. Prints one JSON
 line with the figures (and the machine's load, which slows them all); exit 0 when the targets are met and every
 submission got the row it should, 1 otherwise. The checkout is not written to.
@@ -21,7 +21,6 @@ import cli  # noqa: E402,F401
 import argparse
 import json
 import os
-import re
 import secrets
 import shutil
 import statistics
@@ -38,7 +37,6 @@ CASES = (("repair-01", "repair"), ("stuck-01", "stuck"), ("budget-01", "repair",
          ("time-01", "repair", "--max-seconds", "0"), ("semantic-01", "semantic"),
          ("permission-01", "permission"))
 TARGET_SECONDS, TARGET_MB = 10.0, 200
-RECORD_ID = re.compile(rb'"id": "([0-9a-f]{32})"')
 # Runs COMMAND (its stdout into the file named first) and prints the peak memory of the check in KiB: on Linux
 # the resident sets of the process and its worker processes summed, sampled every 20 ms; elsewhere the largest
 # single process (resource), or None without either.
@@ -98,15 +96,29 @@ def records_of(student, loops):
     return files
 
 
-def own_ids(files):
-    """The same records with identifiers of their own (the bytes stay the same length)."""
-    return {rel: RECORD_ID.sub(lambda m: b'"id": "%s"' % secrets.token_hex(16).encode(), data)
+def own_ids(files, number):
+    """The same records as student NUMBER's own: identifiers of their own, and every monotonic reading a few
+    milliseconds later (another machine's run differs so; under a second, which the wall clock's whole seconds
+    would notice), or the class check names them all as copies."""
+    later = (number % 900 + 1) / 1000
+    return {rel: own_record(data, later) if rel.endswith(("/loop.json", "/run.json")) else data
             for rel, data in files.items()}
+
+
+def own_record(data, later):
+    record = json.loads(data)
+    record["id"] = secrets.token_hex(16)
+    for entry, field in [(record, "elapsed_seconds"), (record, "duration_seconds"),
+                         *((attempt, field) for attempt in record.get("attempts", [])
+                           for field in ("started_offset", "finished_offset"))]:
+        if type(entry.get(field)) in (int, float):
+            entry[field] = round(entry[field] + later, 3)
+    return (json.dumps(record, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
 
 
 def folder_class(folder, files, students):
     for number in range(1, students + 1):
-        for rel, data in own_ids(files).items():
+        for rel, data in own_ids(files, number).items():
             path = folder / f"student-{number:04d}" / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
@@ -125,7 +137,7 @@ def zip_class(folder, files, students):
                   folder / f"作业14_{user}_attempt_2026-12-01-10-00-00_{name}.zip", folder / f"{name}.zip"][number % 4]
         target.parent.mkdir(exist_ok=True)
         with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
-            for rel, data in sorted(own_ids(files).items()):
+            for rel, data in sorted(own_ids(files, number).items()):
                 archive.writestr(rel, data)
         if number % 4 == 1:
             (folder / f"{user}_{5000 + number}_{90001 + number}_说明.txt").write_bytes("说明".encode("utf-8"))
