@@ -25,11 +25,9 @@ import secrets
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 import zipfile
-from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SKIP = {".git", "runs", "loop-runs", "__pycache__", ".ci"}

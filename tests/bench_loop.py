@@ -31,10 +31,8 @@ import secrets
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
-from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SKIP = {".git", "runs", "loop-runs", "__pycache__", ".ci"}

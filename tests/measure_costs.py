@@ -15,9 +15,7 @@ import cli  # noqa: E402,F401
 import json
 import shutil
 import subprocess
-import sys
 import tempfile
-from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LIMITS = (5.0, 300)  # seconds, MB

@@ -26,11 +26,9 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 import unittest
-from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SIMULATION = Path(__file__).resolve().parent / "windows_simulation.py"
