@@ -342,7 +342,7 @@ class LoopCheck:
         however the loop ended, what the child left is evidence, and an edit of it fails, named. What it left is
         otherwise for a person: the attempt may have done more than the record knows."""
         child_run, state = entry["child_run"], entry["state"]
-        verdict = verify_harness.verify_run(child_dir, course_root=self.workspace.course.root)
+        verdict = verify_harness.verify_run(child_dir, course_root=self.workspace.course.reference())
         self.keep_round(number, verdict=verdict)
         if verdict["result"] == "fail":
             self.verdict.fail(f"第 {number} 次尝试（state {state}）的子运行 {self.show(child_run)} 没有通过独立核对："
