@@ -26,8 +26,9 @@ import stat
 import zipfile
 from pathlib import Path
 
-from classroom.check import entry_row, row_text, student_and_id, workspace_row
-from classroom.intake import WINDOWS_RESERVED, windows_device
+from classroom.check import entry_row, workspace_row
+from classroom.intake import WINDOWS_RESERVED, student_and_id, windows_device
+from classroom.report import row_text
 from cli import (EXIT_OK, EXIT_STOP, EXIT_USAGE, EvidenceError, command, display_path, entry_kind, gloss, print_json,
                  read_evidence, say)
 from verifier.records import disk_key, visible
