@@ -141,9 +141,8 @@ def name_problems(root):
 
 
 def name_problem(name):
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:  # bytes the file system could not decode as UTF-8
+    """Why the teacher's intake would refuse the entry NAME (Chinese), or None."""
+    if not utf8_name(name):
         return "名称不是 UTF-8 编码：老师那里读不出它"
     if "\\" in name:
         return "名称里有反斜杠 \\：老师那里会把它当成文件夹分隔符"
