@@ -10,9 +10,10 @@ classroom/report.py. workspace_row() gives one workspace's row exactly as the te
 student's own check before handing in.
 
 A class of POOL_FROM submissions or more is checked by one process per core (submissions are independent).
-It does not import loop_lab.py, harness.py or export_review.py. What it shares: cli.py's plumbing (the capped
-reading of evidence, strict JSON, line endings, glosses, paths shown from the current folder, output) and, within
-verify_loop, verifier/check.py (one loop) and verifier/records.py (the lesson's cases, the workspace listings).
+It does not import loop_lab.py, harness.py, export_review.py or machinery/. What it shares: cli.py's plumbing
+(the capped reading of evidence, strict JSON, line endings, glosses, paths shown from the current folder, output)
+and, within verify_loop, verifier/check.py (one loop) and verifier/records.py (the lesson's cases, the workspace
+listings).
 """
 import contextlib
 import os

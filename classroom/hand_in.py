@@ -15,10 +15,11 @@ dot-named claim folders at the top of loop-runs/ and runs/ (a name being claimed
 check skips too) stay out and are named on stderr. One more file at the top, hand-in.json, says what
 was packed and the row printed; the teacher's check reads only the evidence, never this file.
 
-Imports nothing of what it packs (loop_lab.py, harness.py, export_review.py). What it shares: cli.py's
+Imports nothing of what it packs (loop_lab.py, harness.py, export_review.py, machinery/). What it shares: cli.py's
 plumbing (reading a file that must be a regular one, output, paths shown from the current folder), the class
-check's row of one workspace (check.workspace_row) with its console text and JSON line (classroom/report.py), and
-records.visible for a file name shown on stderr.
+check's row of one workspace and of the ZIP read back (check.workspace_row, check.entry_row) with its console text
+(classroom/report.py), the intake's name rules (classroom/intake.py: Windows names, the student in a file name),
+and verifier/records.py's disk_key and visible (names as a disk compares them, a name shown on stderr).
 """
 import json
 import os
