@@ -8,14 +8,16 @@
 
 The command line only. Does each stop follow from the evidence it left? The work is done in
 modules, each with one job: verifier/records.py (the verifier's own copy of the rules, and how a record
-is read and shaped), verifier/check.py (one loop folder), verifier/clocks.py (a record's clocks), classroom/check.py
-(a whole class and its reports), verifier/explain.py (--explain) and classroom/hand_in.py (--pack). None of them
-imports loop_lab.py, harness.py, export_review.py or the loop's machinery/: the checked programs never vouch for
-themselves.
+is read and shaped), verifier/check.py (one loop folder), verifier/clocks.py (a record's clocks),
+verifier/older.py (records of an older workspace), verifier/explain.py (--explain), and classroom/ (check.py: a
+whole class and its reports; hand_in.py: --pack). None of them imports loop_lab.py, harness.py, export_review.py
+or the loop's machinery/: the checked programs never vouch for themselves.
 What they share with the rest of the workspace: cli.py's plumbing (capped reads of plain files,
 strict record parsing, line ends, glosses, paths shown from the current folder, Chinese arguments,
-output) and verify_harness.py, the lesson-13 verifier: verify_run checks each child run, and its
-words for a transport's changes and a record's JSON type are reused so both verifiers say them alike.
+output) and named pieces of verify_harness.py, the lesson-13 verifier: verify_run checks each child run against
+one reading of the course files (Course), as_listed finds a folder typed in another case, and its words for a
+transport's changes (undo_transport, TRANSPORT_NOTES) and a record's JSON type (json_kind) are reused so both
+verifiers say them alike.
 
 A loop folder's workspace root is the folder holding its `loop-runs/`: its children are read
 there. The course files (notes, samples, watched files) are read there too, except in a class
@@ -59,8 +61,6 @@ def print_result(result, several):
             + "".join(f"\n  - {visible(problem)}" for problem in result["problems"]))
     for note in result["notes"]:
         say(f"  说明：{visible(note)}")
-
-
 
 
 def parse_arguments(argv):
@@ -111,8 +111,6 @@ def parse_arguments(argv):
     if args.submissions is None and not args.loop_dirs and args.pack is None:
         parser.error("请给出至少一个循环目录（例如 loop-runs/repair-01），或用 --class 给出全班提交的文件夹。")
     return parser, args
-
-
 
 
 def loop_folders(parser, texts):

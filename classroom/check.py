@@ -10,9 +10,10 @@ classroom/report.py. workspace_row() gives one workspace's row exactly as the te
 student's own check before handing in.
 
 A class of POOL_FROM submissions or more is checked by one process per core (submissions are independent).
-It does not import loop_lab.py, harness.py or export_review.py. What it shares: cli.py's plumbing (the capped
-reading of evidence, strict JSON, line endings, glosses, paths shown from the current folder, output) and, within
-verify_loop, verifier/check.py (one loop) and verifier/records.py (the lesson's cases, the workspace listings).
+It does not import loop_lab.py, harness.py, export_review.py or machinery/. What it shares: cli.py's plumbing
+(the capped reading of evidence, strict JSON, line endings, glosses, paths shown from the current folder, output)
+and, within verify_loop, verifier/check.py (one loop) and verifier/records.py (the lesson's cases, the workspace
+listings).
 """
 import contextlib
 import os
@@ -28,7 +29,7 @@ from classroom import report as class_report
 from classroom.copies import mark_copies, record_keys
 from classroom import roster as class_roster
 from classroom import upload
-from classroom.intake import Submission, Untrusted, checked_evidence, class_folder, reason, student_and_id, taken_in
+from classroom.intake import Submission, Untrusted, checked_evidence, class_folder, reason, taken_in
 from classroom.platforms import Handed, handed_in
 from classroom.releases import release_of
 from cli import EXIT_OK, EXIT_STOP, display_path, gloss, print_json, say
@@ -39,7 +40,6 @@ HERE = Path(__file__).resolve().parent.parent  # the teacher's workspace, which 
 POOL_FROM, MAX_WORKERS = 64, 8  # submissions from which the check uses every core; at most this many processes
 CONTRADICTION = ("与证据不符", "没有证据支持")  # how the loop check words a stop the evidence does not support
 CUT_OFF_ATTEMPT = re.compile(r"第 [0-9]+ 次尝试状态为 (?!done)")  # how it words an attempt a stop cut off
-row_text = class_report.row_text
 
 
 class TeacherCourse(CourseFiles):

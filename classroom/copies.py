@@ -13,8 +13,8 @@ one record 2,000 times, or one submission holding 2,500 copies of one run, costs
   of at least SHARED_LOOPS loops that made attempts are named (docs/loop/TEACHER.md gives the measurement). Never
   inside one submission: one machine repeats itself.
 
-It does not import loop_lab.py, harness.py or export_review.py. What it shares: cli.py's plumbing (the capped
-reading of evidence, strict JSON, line endings) and verifier/records.py's names_said.
+It does not import loop_lab.py, harness.py, export_review.py or machinery/. What it shares: cli.py's plumbing
+(the capped reading of evidence, strict JSON, line endings) and verifier/records.py's is_reading and names_said.
 """
 import hashlib
 from collections import Counter, defaultdict

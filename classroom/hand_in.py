@@ -15,10 +15,11 @@ dot-named claim folders at the top of loop-runs/ and runs/ (a name being claimed
 check skips too) stay out and are named on stderr. One more file at the top, hand-in.json, says what
 was packed and the row printed; the teacher's check reads only the evidence, never this file.
 
-Imports nothing of what it packs (loop_lab.py, harness.py, export_review.py). What it shares: cli.py's
+Imports nothing of what it packs (loop_lab.py, harness.py, export_review.py, machinery/). What it shares: cli.py's
 plumbing (reading a file that must be a regular one, output, paths shown from the current folder), the class
-check's row of one workspace (check.workspace_row) with its console text and JSON line (classroom/report.py), and
-records.visible for a file name shown on stderr.
+check's row of one workspace and of the ZIP read back (check.workspace_row, check.entry_row) with its console text
+(classroom/report.py), the intake's name rules (classroom/intake.py: Windows names, the student in a file name),
+and verifier/records.py's disk_key and visible (names as a disk compares them, a name shown on stderr).
 """
 import json
 import os
@@ -26,8 +27,9 @@ import stat
 import zipfile
 from pathlib import Path
 
-from classroom.check import entry_row, row_text, student_and_id, workspace_row
-from classroom.intake import WINDOWS_RESERVED, windows_device
+from classroom.check import entry_row, workspace_row
+from classroom.intake import WINDOWS_RESERVED, student_and_id, windows_device
+from classroom.report import row_text
 from cli import (EXIT_OK, EXIT_STOP, EXIT_USAGE, EvidenceError, command, display_path, entry_kind, gloss, print_json,
                  read_evidence, say)
 from verifier.records import disk_key, visible
@@ -140,9 +142,8 @@ def name_problems(root):
 
 
 def name_problem(name):
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:  # bytes the file system could not decode as UTF-8
+    """Why the teacher's intake would refuse the entry NAME (Chinese), or None."""
+    if not utf8_name(name):
         return "名称不是 UTF-8 编码：老师那里读不出它"
     if "\\" in name:
         return "名称里有反斜杠 \\：老师那里会把它当成文件夹分隔符"

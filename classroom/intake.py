@@ -11,7 +11,8 @@ looked at first (a name outside the archive, an absolute or drive-letter name, a
 too many members, too many bytes or too high a compression ratio refuse the whole ZIP), then only the
 workspace's `loop-runs/` and `runs/` are copied into a private temporary folder outside the class folder,
 removed right after that submission is checked. What it shares: cli.py's plumbing (how an entry's kind is
-named, the capped reading of a file that is never opened unless it is a plain file).
+named, the capped reading of a file that is never opened unless it is a plain file), classroom/platforms.py's
+names of each platform's entries, and verifier/records.py's disk_key (names as a disk compares them).
 """
 import contextlib
 import os

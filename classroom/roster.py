@@ -15,7 +15,7 @@ filled (every other cell, the header, the column order, the encoding, a BOM and 
 without a grade column of its own gets its columns plus result, grade and comment. The policy (docs/loop/TEACHER.md):
 pass = the maximum, fail = 0, incomplete = the maximum times the share of the six cases that pass (two decimals,
 half up), needs_human / packaging / missing blank (the platform keeps what it had). What it shares: cli.py's
-plumbing (the capped reading of a plain file) and classroom/report.py's CASE_NAMES.
+plumbing (the capped reading of a plain file) and classroom/report.py's CASE_NAMES, MISSING and shortened().
 """
 import csv
 import io

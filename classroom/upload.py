@@ -6,8 +6,8 @@ matches a folder to a student by the participant id, the second `_` part of `Ful
 Every output (--report, --csv, --feedback, --grades, --feedback-zip) is refused before anything is read when it
 would land inside the class folder, through a link, on a folder, or on an existing file this check did not write
 (an earlier report, CSV, feedback file or feedback ZIP is known by its content; an earlier grades file by the
-roster's header, and the roster itself is never written). What it shares: classroom/report.py's guards and
-cli.py's plumbing (paths shown from the current folder).
+roster's header, and the roster itself is never written). What it shares: classroom/report.py's guards (where an
+output lands, an earlier file's first line, safe folder names) and verifier/records.py's is_link.
 """
 import io
 import os

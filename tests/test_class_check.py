@@ -26,6 +26,7 @@ from unittest import mock
 from classroom import check as class_check
 from classroom import releases
 from classroom import report as class_report
+from classroom.intake import student_and_id
 import cli
 import loop_lab
 import verify_loop
@@ -229,7 +230,7 @@ class ClassCheckTest(SharedWorkspaceTestCase):
         entries = sorted(path.name for path in self.class_dir.iterdir()
                          if path.name not in (".DS_Store", "__MACOSX", "名单.txt") and "onlinetext" not in path.name)
         self.assertEqual([line["student"] for line in lines],
-                         [class_check.student_and_id(name)[0] for name in entries])
+                         [student_and_id(name)[0] for name in entries])
         for line in lines:
             self.assertEqual(list(line), ["student", "id", "result", "cases", "loops", "problems"])
             self.assertEqual(list(line["cases"]), SIX_CASES)
@@ -543,7 +544,7 @@ class ClassOutputsTest(SharedWorkspaceTestCase):
         row = class_check.workspace_row(self.root / "good" / "张三", "张三")
         code, stdout, _ = self.run_class("--class", "good")
         self.assertEqual([row], [json.loads(line) for line in stdout.splitlines()])
-        self.assertEqual(class_check.row_text(row).splitlines()[2],
+        self.assertEqual(class_report.row_text(row).splitlines()[2],
                          "| 张三 |  | pass | pass | pass | pass | pass | pass | pass | 6 |")
 
     def test_the_report_excerpt_in_the_teachers_page_is_what_the_report_says(self):

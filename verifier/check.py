@@ -4,8 +4,8 @@ Part of verify_loop (the command line). It re-derives each attempt's outcome fro
 verifier/records.py's copy of the rules, and compares the recorded stop with what the children and the
 budgets support; verifier/clocks.py judges its clocks. Evidence is hostile input: the loop folder and
 loop.json are looked at (lstat) before anything is opened, and records are read only through
-records.read_record_file (plain files, capped, strict). It does not import loop_lab.py, harness.py
-or export_review.py. What it shares: cli.py's plumbing (paths shown from the current folder, the
+records.read_record_file (plain files, capped, strict). It does not import loop_lab.py, harness.py,
+export_review.py or machinery/. What it shares: cli.py's plumbing (paths shown from the current folder, the
 glosses of error types) and verify_harness, the lesson-13 verifier: verify_run checks each child, and
 its words for a transport's changes (TRANSPORT_NOTES) and a record's JSON type (json_kind) are reused.
 """
@@ -342,7 +342,7 @@ class LoopCheck:
         however the loop ended, what the child left is evidence, and an edit of it fails, named. What it left is
         otherwise for a person: the attempt may have done more than the record knows."""
         child_run, state = entry["child_run"], entry["state"]
-        verdict = verify_harness.verify_run(child_dir, course_root=self.workspace.course.root)
+        verdict = verify_harness.verify_run(child_dir, course_root=self.workspace.course.reference())
         self.keep_round(number, verdict=verdict)
         if verdict["result"] == "fail":
             self.verdict.fail(f"第 {number} 次尝试（state {state}）的子运行 {self.show(child_run)} 没有通过独立核对："

@@ -1,13 +1,15 @@
 """The clocks of one loop record: budgets and order on its monotonic readings, its wall clock explained.
 
 Part of verify_loop (the command line); verifier/check.py calls `offset_problems` and `wall_clock_finding`
-for every loop-run/3 record, and `budget_check_gap` for a time budget spent mid-loop. A loop keeps two
-clocks (docs/loop/TASK.md): the monotonic offsets, seconds since its first record, which only go forward
-and judge the budgets and the order of events; and wall times (UTC, whole seconds) for people. An honest machine's wall clock may step once (NTP sets it back, a
-suspended laptop wakes up hours later while the monotonic clock stood still): a disagreement that one
-step explains is for a person, named with where it happened; one that no single step explains, and any
-offset going back, no honest machine makes. It does not import loop_lab.py, harness.py or
-export_review.py; it shares only verifier/records.py's copy of the rules (timestamps and their precision).
+(over `clock_events`) for every record with monotonic readings (loop-run/3, and loop-run/2 of an older
+workspace), and `budget_check_gap` for a time budget spent mid-loop. A loop keeps two clocks
+(docs/loop/TASK.md): the monotonic offsets, seconds since its first record, which only go forward and judge
+the budgets and the order of events; and wall times (UTC, whole seconds) for people. An honest machine's
+wall clock may step once (NTP sets it back, a suspended laptop wakes up hours later while the monotonic clock
+stood still): a disagreement that one step explains is for a person, named with where it happened; one that
+no single step explains, and any offset going back, no honest machine makes. It does not import loop_lab.py,
+harness.py, export_review.py or machinery/; it shares only verifier/records.py's copy of the rules (timestamps
+and their precision).
 """
 from verifier.records import PRECISION, ROUNDING, TOLERANCE, moment, shown
 

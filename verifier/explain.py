@@ -6,8 +6,8 @@ independent verdict and the decision with its reason, with the round's monotonic
 stop. Wherever the loop's record claims something else, a line starting with "≠" puts its claim beside
 the verifier's. Plain Chinese for stderr; every line is cut to under 100 characters and escaped (a
 student chose the folder names and could have edited any recorded text).
-Part of verify_loop: it imports nothing of loop_lab.py, harness.py or export_review.py; it uses
-records.py's copy of the rules and check.py's re-derivation of the stop.
+Part of verify_loop: it imports nothing of loop_lab.py, harness.py, export_review.py or machinery/; it uses
+cli.display_path, records.py's copy of the rules and check.py's re-derivation of the stop.
 """
 import re
 from unicodedata import east_asian_width
@@ -15,7 +15,7 @@ from unicodedata import east_asian_width
 from cli import display_path
 from verifier.check import boundary_stop, said
 from verifier.records import (CONTINUE, DECISION_STOPS, MESSAGE_CHARS, ROUNDING, SCRIPT, decision_pair,
-                          expected_outcome, is_number, one_line)
+                              expected_outcome, is_number, one_line)
 
 WIDTH = 99  # columns per line at most (under 100 characters too): a terminal 100 wide shows each on one line
 # The verifier's own reason for each decision the evidence of an attempt can call for.

@@ -9,7 +9,7 @@ today (which writes only records.SCHEMA), a child of a newer schema, a child rec
 twice, line ends changed in part), a child folder or file that is a link. An old child that is empty or cut off
 stays for a person: older versions did not flush a record to disk before renaming it.
 
-It does not import loop_lab.py, harness.py or export_review.py. What it shares: cli.py's record errors, and
+It does not import loop_lab.py, harness.py, export_review.py or machinery/. What it shares: cli.py's record errors, and
 verify_harness (the lesson-13 verifier, which judges each old child run on its own) and verifier/records.py
 (the table of older schemas, reading and hashing).
 """

@@ -1,8 +1,8 @@
 """The loop verifier's own copy of the rules, and how it reads a loop record and its shape.
 
 Part of verify_loop (the command line); verifier/check.py judges one loop with what is here (its clocks
-with verifier/clocks.py) and classroom/check.py a whole class. Nothing here imports loop_lab.py, harness.py or
-export_review.py: the checked programs never vouch for themselves. The rules are written from
+with verifier/clocks.py) and classroom/check.py a whole class. Nothing here imports loop_lab.py, harness.py,
+export_review.py or machinery/: the checked programs never vouch for themselves. The rules are written from
 docs/harness/TASK.md and docs/loop/TASK.md: the watched-file lists (`WATCHED_FILES`, `LOOP_FILES`; a
 test compares them with the document), the name rule, the scenario table, the file hashing and the
 combined fingerprint, the timestamp format and the shape of a loop-run/3 record. Evidence is read as
