@@ -8,10 +8,12 @@ one record 2,000 times, or one submission holding 2,500 copies of one run, costs
   another submission or in the same one (a loop copied and renamed inside one workspace);
 - the same clock: the monotonic offsets and durations a loop recorded, to the millisecond. Changing a record's
   id is one hex digit; its readings are many numbers that must stay consistent with each other. Honest machines
-  share some by chance (a loop takes a few milliseconds, so loops with one or two attempts often agree: 5 of 75
-  honest loops did), so a loop's clock is its readings with its wall times, and only submissions sharing the clocks
-  of at least SHARED_LOOPS loops that made attempts are named (docs/loop/TEACHER.md gives the measurement). Never
-  inside one submission: one machine repeats itself.
+  share some by chance (a loop takes a few milliseconds, so loops with one or two attempts often agree), so the
+  threshold is measured (docs/loop/TEACHER.md), in two tiers: submissions sharing the readings and the wall times
+  (start and finish, to the second) of at least SHARED_LOOPS loops that made attempts are named as the same
+  clock; submissions sharing the readings alone, wall times shifted or rewritten, of at least SHARED_READINGS
+  readings are named as a possible copy, with how often chance did so. Loops without attempts weigh nothing.
+  Never inside one submission: one machine repeats itself.
 
 It does not import loop_lab.py, harness.py, export_review.py or machinery/. What it shares: cli.py's plumbing
 (the capped reading of evidence, strict JSON, line endings) and verifier/records.py's is_reading and names_said.
@@ -23,13 +25,18 @@ from cli import loads_record, read_evidence, to_lf
 from verifier.records import is_reading, names_said
 
 RECORD_CAP = 2 ** 20  # a loop.json or run.json is far below 1 MiB; a bigger one is judged by the loop check
-# Loops (each with attempts) whose clocks two submissions must share to be named. A loop's clock: its monotonic
-# offsets and its children's durations to the millisecond, and its start and finish to the second. The readings
-# alone are no fingerprint of this fast loop: of 160 honest submissions run one after another on one machine, 255 of
-# 12,720 pairs shared the readings of two loops with attempts and one pair all 22 readings of the six cases; with
-# the wall times too (80 more, each a second after the one before, as a class in step), 4 of 3,160 pairs shared one
-# loop, 1 pair two, none three (docs/loop/TEACHER.md). A copy of the six cases shares four.
+# Loops (each with attempts) whose clocks two submissions must share to be named as the same clock. A loop's clock:
+# its monotonic offsets and its children's durations to the millisecond, and its start and finish to the second.
+# Of 160 honest submissions of the six cases run one after another on one machine, with the wall times too (80
+# more, each a second after the one before, as a class in step), 4 of 3,160 pairs shared one loop, 1 pair two, none
+# three (docs/loop/TEACHER.md). A copy of the six cases shares four.
 SHARED_LOOPS = 3
+# Readings two submissions must share, wall times left aside, to be named as a possible copy: every reading of the
+# four loops of the six cases that make attempts (7 + 7 + 4 + 4). Readings alone are a weak fingerprint of this
+# fast loop: of 548 honest submissions of the six cases run on one machine (idle or busy, Python 3.11 to 3.13),
+# 3 of 149,878 pairs shared all 22 and 6 more shared 18 (docs/loop/TEACHER.md), so the reason says so.
+SHARED_READINGS = 22
+CHANCE = "149,878 对里有 3 对六个情景的全部 22 个读数都相同"  # what the reason says of the measurement
 SHOWN_PEOPLE = 5
 
 
@@ -37,8 +44,7 @@ SHOWN_PEOPLE = 5
 
 def record_keys(folders, where):
     """(key, path) of every loop.json and run.json of the workspace FOLDERS (records.Workspace), paths under WHERE:
-    ("id", its id), ("bytes", sha256 of its LF bytes), and for a loop that made attempts ("readings", its case,
-    its readings to the millisecond)."""
+    ("id", its id), ("bytes", sha256 of its LF bytes), and for a loop that made attempts its clock_keys."""
     loops = {name: where / "loop-runs" / name / "loop.json" for name in sorted(folders.loops())}
     runs = {name: where / "runs" / name / "run.json" for name in sorted(folders.runs())}
     keys, parsed = [], {}
@@ -53,9 +59,7 @@ def record_keys(folders, where):
             keys.append((("id", record_id), str(rel)))
     durations = {name: parsed.get(rel, {}).get("duration_seconds") for name, rel in runs.items()}
     for rel in loops.values():
-        found = readings_key(parsed.get(rel, {}), durations)
-        if found:
-            keys.append((found, str(rel)))
+        keys += [(key, str(rel)) for key in clock_keys(parsed.get(rel, {}), durations)]
     return keys
 
 
@@ -76,25 +80,26 @@ def parse(data):
     return record if type(record) is dict else {}
 
 
-def readings_key(record, durations):
-    """("readings", scenario, budget, readings) of a loop record that made attempts: each attempt's started and
-    finished offsets, the elapsed seconds and each child's duration, as millisecond text; None when it made none
-    or one of them is no reading."""
+def clock_keys(record, durations):
+    """The keys of a loop record that made attempts: ("readings", its case, its readings) and, when it says its
+    start and finish, ("clock", its case, those, its readings). Its readings: each attempt's started and finished
+    offsets, the elapsed seconds and each child's duration, as millisecond text. No key when it made no attempt or
+    one of them is no reading."""
     attempts, budget = record.get("attempts"), record.get("budget")
     if type(attempts) is not list or not attempts or type(budget) is not dict:
-        return None
+        return []
     values = [entry.get(field) if type(entry) is dict else None
               for entry in attempts for field in ("started_offset", "finished_offset")]
     values.append(record.get("elapsed_seconds"))
     children = [entry.get("child_run") if type(entry) is dict else None for entry in attempts]
     values += [durations.get(child.rpartition("/")[2]) if type(child) is str else None for child in children]
     if not all(is_reading(value) for value in values):
-        return None
-    wall = (record.get("started_at"), record.get("finished_at"))
-    if not all(type(text) is str for text in wall):
-        return None
+        return []
     case = (str(record.get("scenario")), str(budget.get("max_attempts")), str(budget.get("max_seconds")))
-    return ("readings", *case, *wall, tuple(f"{value:.3f}" for value in values))
+    readings = tuple(f"{value:.3f}" for value in values)
+    wall = (record.get("started_at"), record.get("finished_at"))
+    clock = [("clock", *case, *wall, readings)] if all(type(text) is str for text in wall) else []
+    return [("readings", *case, readings), *clock]
 
 
 # --- what the class shares ------------------------------------------------------------------------
@@ -102,15 +107,14 @@ def readings_key(record, durations):
 def mark_copies(checked, reason):
     """Adds to each submission of CHECKED (items with .records, .copies, .student, .student_id) a REASON(text,
     text for the student) per group of others it shares records with, one for what it holds twice itself, and one
-    for the others whose readings it shares. Never a fail by itself."""
+    per tier (TIERS) for the others whose clocks it shares that nothing before named. Never a fail by itself."""
     holders = defaultdict(lambda: defaultdict(list))  # key -> submission -> its paths holding it
     for index, item in enumerate(checked):
         for key, rel in item.records:
             holders[key][index].append(rel)
-    readings = {key: owners for key, owners in holders.items() if key[0] == "readings" and len(owners) > 1}
     shared, inside = defaultdict(lambda: defaultdict(set)), defaultdict(set)
     for key, owners in holders.items():
-        if key[0] == "readings":
+        if key[0] in TIERS:
             continue
         members = frozenset(owners)
         for index, rels in owners.items():
@@ -126,26 +130,31 @@ def mark_copies(checked, reason):
             everyone = in_order.setdefault(members, sorted(members))
             others = [checked[j] for j in everyone[:SHOWN_PEOPLE + 1] if j != index][:SHOWN_PEOPLE]
             item.copies.append(reason(*copy_texts(sorted(rels), others, len(members) - 1)))
-    unnamed = {}  # (those sharing clocks, the record groups one is in) -> who of them no shared record names yet
-    for index, (everyone, count, loops) in same_readings(readings).items():
-        groups = tuple(sorted(shared[index], key=id))
-        memo = (id(everyone), tuple(map(id, groups)))
-        if memo not in unnamed:  # worked out once for a whole class of copies of one workspace
-            rest = everyone.difference(*groups)
-            unnamed[memo] = sorted(rest), rest
-        in_order, rest = unnamed[memo]
-        many = len(rest) - (index in rest)
-        if many:
-            others = [checked[j] for j in in_order[:SHOWN_PEOPLE + 1] if j != index][:SHOWN_PEOPLE]
-            checked[index].copies.append(reason(*readings_texts(others, many, count, loops)))
+    named = {index: tuple(sorted(shared[index], key=id)) for index in range(len(checked))}  # groups said already
+    for kind, (enough, texts) in TIERS.items():
+        clocks = {key: owners for key, owners in holders.items() if key[0] == kind and len(owners) > 1}
+        found = same_readings(clocks, enough)
+        unnamed = {}  # (those sharing clocks, the groups one is named in) -> who of them nothing names yet
+        for index, (everyone, count, loops) in found.items():
+            memo = (id(everyone), tuple(map(id, named[index])))
+            if memo not in unnamed:  # worked out once for a whole class of copies of one workspace
+                rest = everyone.difference(*named[index])
+                unnamed[memo] = sorted(rest), rest
+            in_order, rest = unnamed[memo]
+            many = len(rest) - (index in rest)
+            if many:
+                others = [checked[j] for j in in_order[:SHOWN_PEOPLE + 1] if j != index][:SHOWN_PEOPLE]
+                checked[index].copies.append(reason(*texts(others, many, count, loops)))
+        for index, (everyone, *_) in found.items():
+            named[index] += (everyone,)
 
 
-def same_readings(readings):
-    """{submission: (everyone sharing the clocks of at least SHARED_LOOPS loops with it, itself included, the readings
-    shared, its loops)}.
+def same_readings(readings, enough):
+    """{submission: (everyone sharing ENOUGH(loops, readings) of the clock keys READINGS with it, itself included,
+    the most readings shared, its loops)}.
 
-    Submissions holding the very same shared readings are one profile, counted once (a class of copies of one
-    workspace is one profile); profiles are then counted against each other per reading key, never per pair of
+    Submissions holding the very same shared keys are one profile, counted once (a class of copies of one
+    workspace is one profile); profiles are then counted against each other per key, never per pair of
     submissions."""
     mine = defaultdict(list)  # submission -> the shared reading keys it holds
     for key, owners in readings.items():
@@ -165,7 +174,7 @@ def same_readings(readings):
             for other in by_key[key]:
                 counts[other] += len(key[-1])
                 loops_shared[other] += 1
-        close = [other for other, count in loops_shared.items() if count >= SHARED_LOOPS
+        close = [other for other in loops_shared if enough(loops_shared[other], counts[other])
                  and (other != profile or len(members) > 1)]
         if not close:
             continue
@@ -185,14 +194,31 @@ def copy_texts(records, others, count):
             f"你的提交与另外 {count} 份提交含有同一份记录：{shown}。老师会核对后再定。")
 
 
-def readings_texts(others, many, count, loops):
-    """The reason of a submission whose loops LOOPS share COUNT readings with MANY others (OTHERS: the first of
-    them), and its student's."""
+def clock_texts(others, many, count, loops):
+    """The reason of a submission whose loops LOOPS share COUNT readings and their wall times with MANY others
+    (OTHERS: the first of them), and its student's."""
     people = people_said(others, many)
     shown = names_said([str(loop) for loop in loops], 2)
     return (f"与 {people} 的提交有 {count} 个单调时钟读数和运行时长完全相同（精确到毫秒，{shown}），而记录的 id 各不相同："
             f"诚实的机器很少连同开始和结束的时刻在 {SHARED_LOOPS} 个循环上都相同，记录可能是拷贝后改了 id。请老师核对后再定（不会自动判 fail）。",
             f"你的提交与另外 {many} 份提交有 {count} 个计时读数完全相同（{shown}）。老师会核对后再定。")
+
+
+def readings_texts(others, many, count, loops):
+    """The reason of a submission whose loops LOOPS share COUNT readings, not their wall times, with MANY others
+    (OTHERS: the first of them), and its student's: it may be chance, and how often chance did it."""
+    people = people_said(others, many)
+    shown = names_said([str(loop) for loop in loops], 2)
+    return (f"与 {people} 的提交有 {count} 个单调时钟读数和运行时长完全相同（精确到毫秒，{shown}），开始和结束的时刻却不全相同："
+            f"可能是拷贝后改了 id 和时刻，也可能是巧合（量过：一台机器上接连运行六个情景的诚实学生，{CHANCE}）。"
+            "请老师核对后再定（不会自动判 fail）。",
+            f"你的提交与另外 {many} 份提交有 {count} 个计时读数完全相同（{shown}），这也可能是巧合。老师会核对后再定。")
+
+
+# Each tier: the key kind clock_keys gives, whether what two submissions share of it is enough to be named (loops,
+# readings), and the texts that name them. The first tier that names two submissions is the one they read.
+TIERS = {"clock": (lambda loops, readings: loops >= SHARED_LOOPS, clock_texts),
+         "readings": (lambda loops, readings: readings >= SHARED_READINGS, readings_texts)}
 
 
 def people_said(others, count):

@@ -3,10 +3,14 @@
 The six lesson cases are run once in a copy of the workspace; the class folder then holds an honest student, a
 copy of that student's work whose every record id differs in one hex digit (the cheapest copy the id rule missed),
 another student with clocks of their own, a copy of three loops (named) and of two (not named), and a submission
-holding one loop twice under two names (never named: one machine repeats itself). Copies are found by grouping:
+holding one loop twice under two names (never named: one machine repeats itself). A second class holds replays:
+the same student's loops with new ids and every wall time moved (by an hour; each loop by days of its own), named
+by their readings alone, and a replay of one loop with attempts fewer (not named). Copies are found by grouping:
 a synthetic class of records shared thousands of times is named in one line each, never pair by pair.
 """
+import datetime
 import json
+import re
 import shutil
 import unittest
 from pathlib import Path
@@ -27,6 +31,21 @@ def other_ids(folder, at=-1):
         path.write_bytes(text.replace(old, "".join(digits)).encode("utf-8"))
 
 
+def replay(folder, shift, at):
+    """Every wall time of every record under FOLDER moved by SHIFT(loop name), a timedelta, the same for a loop and
+    its children (so the one-loop check still passes), and every id's hex digit AT changed: a classmate's loops
+    replayed."""
+    for path in [*Path(folder).glob("loop-runs/*/loop.json"), *Path(folder).glob("runs/*/run.json")]:
+        loop = path.parent.name if path.name == "loop.json" else path.parent.name.rpartition("-")[0]
+        text = path.read_text(encoding="utf-8")
+        moved = re.sub(r'"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)"', lambda found: json.dumps(
+            (datetime.datetime.strptime(found[1], "%Y-%m-%dT%H:%M:%SZ") + shift(loop)).strftime("%Y-%m-%dT%H:%M:%SZ")),
+                       text)
+        assert moved != text, path  # every record says when it ran
+        path.write_bytes(moved.encode("utf-8"))
+    other_ids(folder, at)
+
+
 def copy_loops(source, target, names):
     for name in names:
         shutil.copytree(source / "loop-runs" / name, target / "loop-runs" / name)
@@ -34,13 +53,27 @@ def copy_loops(source, target, names):
             shutil.copytree(child, target / "runs" / child.name)
 
 
-class SameReadingsTest(SharedWorkspaceTestCase):
+class CopiesTestCase(SharedWorkspaceTestCase):
+    """One student's six cases are run once; a subclass's build(made, cd) makes the class folder cd from them, which
+    is checked once."""
+    folder, options = "班", ()
+
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
         made = cls.root / "made"
         test_class_check.ClassCheckTest.make_records.__func__(cls, made / "honest", HONEST)
-        cd = cls.root / "班"
+        cls.build(made, cls.root / cls.folder)
+        cls.code, out, cls.err = in_process(cls.root, "--class", cls.folder, *cls.options)
+        cls.rows = {row["student"]: row for row in map(json.loads, out.splitlines())}
+
+    def said(self, student):
+        return [problem for problem in self.rows[student]["problems"] if "单调时钟读数" in problem]
+
+
+class SameReadingsTest(CopiesTestCase):
+    @classmethod
+    def build(cls, made, cd):
         shutil.copytree(made / "honest", cd / "甲")
         shutil.copytree(made / "honest", cd / "乙")
         other_ids(cd / "乙")
@@ -62,11 +95,6 @@ class SameReadingsTest(SharedWorkspaceTestCase):
             run = (child / "run.json").read_text(encoding="utf-8").replace('"repair-01', '"again-01')
             (child / "run.json").write_bytes(run.encode("utf-8"))
         other_ids(renamed.parent.parent)
-        cls.code, out, cls.err = in_process(cls.root, "--class", "班")
-        cls.rows = {row["student"]: row for row in map(json.loads, out.splitlines())}
-
-    def said(self, student):
-        return [problem for problem in self.rows[student]["problems"] if "单调时钟读数" in problem]
 
     def test_a_copy_with_every_id_changed_is_named_by_its_readings(self):
         for student, others, count in (("甲", "丁、乙", 22), ("乙", "丁、甲", 22), ("丁", "乙、甲", 18)):
@@ -86,6 +114,45 @@ class SameReadingsTest(SharedWorkspaceTestCase):
         self.assertFalse(any("单调时钟读数" in problem for problem in self.rows["戊"]["problems"]), self.rows["戊"])
 
 
+class ReplayTest(CopiesTestCase):
+    """Readings alone: a classmate's loops replayed with new ids and wall times moved (by an hour, or each loop by
+    days of its own) are named as a possible copy; one loop with attempts fewer, or readings of one's own, is not."""
+    folder, options = "回放班", ("--feedback", "回放反馈")
+
+    @classmethod
+    def build(cls, made, cd):
+        shutil.copytree(made / "honest", cd / "甲")
+        shutil.copytree(made / "honest", cd / "庚")
+        replay(cd / "庚", lambda loop: datetime.timedelta(hours=1), at=2)
+        shutil.copytree(made / "honest", cd / "癸")
+        replay(cd / "癸", lambda loop: datetime.timedelta(days=len(loop), minutes=7 * len(loop), seconds=13), at=3)
+        shutil.copytree(made / "honest", cd / "辛")
+        fresh_ids(cd / "辛")
+        copy_loops(made / "honest", cd / "壬", ("repair-01", "stuck-01", "budget-01", "time-01", "permission-01"))
+        replay(cd / "壬", lambda loop: datetime.timedelta(hours=2), at=4)  # three of the four loops with attempts
+
+    def test_a_replay_with_wall_times_moved_and_new_ids_is_named(self):
+        for student, others in (("甲", "庚、癸"), ("庚", "甲、癸"), ("癸", "庚、甲")):
+            row = self.rows[student]
+            self.assertEqual(row["result"], "needs_human", row)
+            self.assertEqual(set(row["cases"].values()), {"pass"}, row)  # the one-loop check passes each loop
+            self.assertEqual(len(self.said(student)), 1, row["problems"])
+            self.assertIn(f"与 {others} 的提交有 22 个单调时钟读数和运行时长完全相同", self.said(student)[0])
+            self.assertIn("也可能是巧合", self.said(student)[0])  # readings alone: chance is said plainly
+
+    def test_the_student_reads_that_it_may_be_chance(self):
+        feedback = (self.root / "回放反馈" / "庚.md").read_text(encoding="utf-8")
+        self.assertIn("你的提交与另外 2 份提交有 22 个计时读数完全相同", feedback)
+        self.assertIn("这也可能是巧合", feedback)
+
+    def test_students_with_readings_of_their_own_are_not_named(self):
+        self.assertEqual(self.rows["辛"]["result"], "pass", self.rows["辛"])
+
+    def test_one_loop_with_attempts_fewer_is_not_named(self):
+        self.assertEqual(self.said("壬"), [])
+        self.assertNotIn("壬", " ".join(self.said("甲")))
+
+
 class Item:
     def __init__(self, student, records):
         self.student, self.student_id, self.records, self.copies = student, "", records, []
@@ -102,13 +169,23 @@ class GroupingTest(unittest.TestCase):
         self.assertLess(len(item.copies[0]), 400)
 
     def test_readings_shared_by_2000_submissions_name_a_few_each(self):
-        keys = [("readings", "repair", "3", "30", "2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z",
+        keys = [("clock", "repair", "3", "30", "2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z",
                  tuple(f"0.{n:03d}" for n in range(first, first + 7))) for first in (0, 10, 20)]
         items = [Item(f"学生{number}", [(key, f"loop-runs/{key[-1][0]}/loop.json") for key in keys])
                  for number in range(2000)]
         copies.mark_copies(items, lambda text, for_student: text)
         self.assertTrue(all(len(item.copies) == 1 for item in items))
-        self.assertIn("等 1999 人", items[0].copies[0])
+        self.assertIn("等 1999 人 的提交有 21 个单调时钟读数", items[0].copies[0])
+        self.assertLess(len(items[0].copies[0]), 600)
+
+    def test_readings_alone_shared_by_2000_submissions_name_a_few_each(self):
+        keys = [("readings", "repair", "3", "30", tuple(f"0.{n:03d}" for n in range(first, first + 11)))
+                for first in (0, 20)]
+        items = [Item(f"学生{number}", [(key, f"loop-runs/{key[-1][0]}/loop.json") for key in keys])
+                 for number in range(2000)]
+        copies.mark_copies(items, lambda text, for_student: text)
+        self.assertTrue(all(len(item.copies) == 1 for item in items))
+        self.assertIn("与 学生1、学生2、学生3、学生4、学生5 等 1999 人 的提交有 22 个", items[0].copies[0])
         self.assertLess(len(items[0].copies[0]), 600)
 
 
