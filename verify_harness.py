@@ -123,19 +123,21 @@ class Course:
 
 
 def verify_run(run_dir, course_root=None):
-    """{"result", "run", "status", "problems", "changed_files", "notes"} for one run folder.
+    """{"result", "run", "status", "problems", "changed_files", "notes", "clock_step"} for one run folder.
 
     COURSE_ROOT holds the course files (notes, samples, watched files) the run is checked against;
     by default the workspace that holds the run (RUN_DIR/../..), or a teacher's reference copy; a
     Course when several runs are checked against one reference.
-    PROBLEMS are what makes the result fail or needs_human; NOTES what a pass still tells a person.
+    PROBLEMS are what makes the result fail or needs_human; NOTES what a pass still tells a person; CLOCK_STEP,
+    when checked, the one of them that a step of the wall clock explains (None: none).
     """
     # `.` or `../NAME` must name the same run as runs/NAME; a link keeps its own name
     run_dir = Path(os.path.abspath(run_dir))
     course = course_root if isinstance(course_root, Course) else Course(
         course_root if course_root is not None else run_dir.parent.parent)
     course_root = course.root
-    result = {"result": FAIL, "run": run_dir.name, "status": None, "problems": [], "changed_files": [], "notes": []}
+    result = {"result": FAIL, "run": run_dir.name, "status": None, "problems": [], "changed_files": [], "notes": [],
+              "clock_step": None}
     try:
         evidence = Evidence(run_dir)
         record = evidence.record()
@@ -153,7 +155,8 @@ def verify_run(run_dir, course_root=None):
     result["status"] = record["status"]
     if record["status"] in ("running", "needs_human"):
         return settled(result, [(HUMAN, human_note(record, run_dir))])
-    findings = [(HUMAN, step) for step in [clock_step(record)] if step]
+    result["clock_step"] = clock_step(record)  # the loop verifier sets it aside when its own clocks contradict it
+    findings = [(HUMAN, step) for step in [result["clock_step"]] if step]
     unsafe = course.odd_note  # the independent rules would open it
     problems = [unsafe] if unsafe else input_problems(record, evidence) or step_problems(record, evidence, course_root)
     findings += [(FAIL, problem) for problem in problems]
@@ -348,7 +351,7 @@ def shown_text(value, limit=60):
     """A recorded string inside a message: lone surrogates and controls escaped, cut after LIMIT characters."""
     text = json.dumps(value, ensure_ascii=False) if type(value) is not str else value
     text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    text = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+    text = cli.visible(text)
     return text if len(text) <= limit else f"{text[:limit]}…（共 {len(text)} 个字符）"
 
 

@@ -14,13 +14,14 @@ from collections import Counter
 from pathlib import Path
 
 import verify_harness
-from cli import DuplicateKeyError, NotRegularFile, RecordError, TooLarge, display_path, gloss
-from verifier.clocks import budget_check_gap, clock_events, offset_problems, wall_clock_finding
+from cli import DuplicateKeyError, NotRegularFile, RecordError, TooLarge, display_path, gloss, visible
+from verifier.clocks import clock_events, offset_problems, pauses, wall_clock_finding
 from verifier.older import old_child_finding, old_record_problems, old_shape_problems
-from verifier.records import (BLOCKED, CONTINUE, DECISION_STOPS, MESSAGE_CHARS, OLD_SCHEMAS, PRECISION,
+from verifier.records import (BLOCKED, CONTINUE, CURRENT, DECISION_STOPS, MESSAGE_CHARS, OLD_SCHEMAS, PRECISION,
                               ROUNDING, SCHEMA, SCRIPT, TOLERANCE, UNDECIDED, CourseFiles, Workspace, at_most,
                               child_state_text, child_view, decision_pair, disk_key, expected_outcome, is_number,
-                              kind_of, moment, names_said, one_line, read_record_file, shape_problems, shown, visible)
+                              kind_of, moment, names_said, one_line, read_record_file, shown)
+from verifier.shape import shape_problems
 
 
 # --- one loop ------------------------------------------------------------------------------------
@@ -110,7 +111,9 @@ class LoopCheck:
         self.record_path = os.path.normpath(os.path.join(self.folder, "loop.json"))  # as display_path would say it
         self.record = None
         self.verdict = Verdict()
-        self.child_times = []  # (attempt number, child run, started_at, finished_at) of each child read
+        self.child_times = []  # (attempt number, child run, started_at, finished_at, duration) of each child read
+        self.durations = {}  # attempt number -> its child's own monotonic duration, as recorded
+        self.child_clock_notes = []  # a child's notes that only its own clock step made (verify_harness)
         self.rounds = []  # a Round per recorded attempt, as far as the checks got
         self.judged = False  # every recorded decision was judged (the record was shaped well enough)
 
@@ -173,10 +176,8 @@ class LoopCheck:
         self.check_unrecorded_children()
         self.check_old_evidence(outcomes)
         if not self.verdict.problems:
-            lacks = ("它的指纹只覆盖当时的 16 个受监视文件，不含循环现在运行的模块" if schema == "loop-run/2"
-                     else "它没有 id 和单调时钟的读数")
             self.verdict.needs_person(f"{self.record_path} 的 schema 是 {schema}：由旧版本的工作区生成，"
-                                      f"{lacks}，现在的规则核对不了它；请由人对照当时的说明判断，"
+                                      f"{OLD_SCHEMAS[schema].lacks}，现在的规则核对不了它；请由人对照当时的说明判断，"
                                       "或在现在的工作区里用新名称重新运行。")
 
     def old_children_problems(self, schema):
@@ -200,7 +201,7 @@ class LoopCheck:
                 self.verdict.needs_person(finding[1])
             child = child_view(child_dir)
             self.keep_round(number, child=child)
-            self.child_times.append((number, child_run, child["started_at"], child["finished_at"]))
+            self.child_times.append((number, child_run, child["started_at"], child["finished_at"], child["duration"]))
             outcomes.append((child["key"], child["status"]))
         return problems, outcomes
 
@@ -223,7 +224,7 @@ class LoopCheck:
                 self.compare_with_child(number, entry, Path(entry["child_run"]).name, child)
         readings = "started_offset" in OLD_SCHEMAS[record["schema"]].attempt_keys
         if readings:
-            self.check_times()
+            self.check_times(OLD_SCHEMAS[record["schema"]])
         if self.children_unknown() or any(status is None for _, status in outcomes):
             return  # a child no one can read yet: its stop is for a person
         self.check_outcome(outcomes)
@@ -237,7 +238,7 @@ class LoopCheck:
         outcomes = [self.check_attempt(number, entry) for number, entry in enumerate(self.record["attempts"], 1)]
         self.check_unrecorded_children()
         self.check_context()
-        self.check_times()
+        self.check_times(CURRENT)
         if self.children_unknown():
             return
         self.check_outcome(outcomes)
@@ -329,7 +330,7 @@ class LoopCheck:
         child_dir = self.workspace.root / child_run
         child = child_view(child_dir)
         self.keep_round(number, child=child)
-        self.child_times.append((number, child_run, child["started_at"], child["finished_at"]))
+        self.child_times.append((number, child_run, child["started_at"], child["finished_at"], child["duration"]))
         if state != "done":
             self.check_unfinished_child(number, entry, child_dir, child)
             return child["key"], child["status"]
@@ -387,6 +388,8 @@ class LoopCheck:
         said = verdict_said(verdict)
         if verdict["result"] == "needs_human" and child["status"] in ("needs_review", "failed"):
             self.verdict.needs_person(f"子运行 {self.show(child_run)} 需要人工查看：{said}")
+            if verdict["problems"] == [verdict.get("clock_step")]:
+                self.child_clock_notes.append(self.verdict.notes[-1])
         if verdict["result"] != "fail":
             return
         message = f"子运行 {self.show(child_run)} 没有通过独立核对：{said}"
@@ -478,23 +481,29 @@ class LoopCheck:
             self.verdict.fail(f"循环开始时这些文件与{self.workspace.course.label()}不同：" + "、".join(changed)
                               + "。学生用的课程文件被改过，这个循环不能算数；请学生换回课程原版文件后用新名称重新运行。")
 
-    def check_times(self):
-        """The monotonic offsets judge the budgets and the order of events (verifier/clocks.py); the wall times,
-        the children's among them, must agree with them but for one clock step, which is for a person."""
+    def check_times(self, schema):
+        """The monotonic readings judge the budgets and the order of events, the children's own durations among them
+        (verifier/clocks.py); the wall times, the children's too, must agree with them, where SCHEMA's loop read
+        them, but for one clock step, which is for a person. A monotonic contradiction is no clock step: then a
+        child's own clock-step note (verify_harness) is not said as the explanation."""
         children = {}
-        for number, child_run, started, finished in self.child_times:
+        for number, child_run, started, finished, duration in self.child_times:
             for field, text in (("started_at", started), ("finished_at", finished)):
                 if text is not None and moment(text) is None:
                     self.verdict.fail(f"{self.show(child_run)}/run.json 的 {field} 是 {shown(text)}，"
                                       "不是 UTC 时间（如 2026-01-01T00:00:00Z）。")
-            children[number] = (child_run, started, finished)
-        problems = offset_problems(self.record)
+            children[number] = (child_run, started, finished, duration)
+        self.durations = {number: times[-1] for number, times in children.items()}
+        problems = offset_problems(self.record, self.durations)
         for problem in problems:
             self.verdict.fail(problem)
-        finding = None if problems else wall_clock_finding(clock_events(self.record, children))
+        if problems:
+            self.verdict.notes = [note for note in self.verdict.notes if note not in self.child_clock_notes]
+            return
+        finding = wall_clock_finding(clock_events(self.record, children, schema.paired))
         if finding:  # said again with the children's paths as the person types them from here
             shown_children = {number: (self.show(run), *times) for number, (run, *times) in children.items()}
-            finding = wall_clock_finding(clock_events(self.record, shown_children))
+            finding = wall_clock_finding(clock_events(self.record, shown_children, schema.paired))
         if finding and finding[0] == "fail":
             self.verdict.fail(finding[1])
         elif finding:
@@ -534,10 +543,10 @@ class LoopCheck:
             self.verdict.fail(f"子运行与预算支持的结果是 {'/'.join(supported)}，记录却是 {status}/{one_line(reason)}："
                               "状态或原因与证据不符。", first=first)
         elif reason == "time_budget" and budget["max_seconds"] > 0:
-            # spent mid-loop: judged on the record's monotonic readings (check_times), not by the table
-            gap = budget_check_gap(record)
-            if gap:
-                self.verdict.needs_person(gap)
+            # spent mid-loop: judged on the record's monotonic readings (check_times), not by the table; time the loop
+            # spent where only its own steps run is for a person
+            for text in pauses(record, self.durations, record["scenario"]):
+                self.verdict.needs_person(text)
         elif (status, reason, count) != expected_outcome(record["scenario"], budget):
             expected = expected_outcome(record["scenario"], budget)
             self.verdict.fail(
@@ -693,7 +702,7 @@ def boundary_stop(record, count):
     budget = record["budget"]
     if count == budget["max_attempts"]:
         return "budget_exhausted", "attempt_budget"
-    if record["reason"] == "time_budget" and record["elapsed_seconds"] >= budget["max_seconds"] - ROUNDING:
+    if record["reason"] == "time_budget" and record["elapsed_seconds"] >= budget["max_seconds"]:  # the loop's `>=`
         return "budget_exhausted", "time_budget"
     if record["blocked_proposal"] is not None:
         return "needs_human", "permission_boundary"

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import verify_harness
 from cli import NotRegularFile, RecordError, TooLarge
-from verifier.records import (CHILD_STATUSES, LOOP_KEYS, MAX_ATTEMPTS, OLD_SCHEMAS, SAMPLES, SCHEMA, CourseFiles,
-                              budget_ok, combined_fingerprint, is_reading, one_line, read_record_file, shape_problems,
-                              shown)
+from verifier.records import (ATTEMPT_KEYS, CHILD_STATUSES, MAX_ATTEMPTS, OLD_SCHEMAS, SAMPLES, SCHEMA, CourseFiles,
+                              combined_fingerprint, is_reading, one_line, read_record_file, shown)
+from verifier.shape import budget_ok, shape_problems
 
 CANDIDATE_KEYS, CONTEXT_KEYS = ("action", "sample", "sha256"), ("files", "fingerprint", "entries")
 OWN_COURSE = CourseFiles(Path(__file__).resolve().parent.parent)  # the course this verifier ships with
@@ -97,13 +97,13 @@ def context_problems(record, table, where):
 
 
 def old_shape_problems(record, name):
-    """(blocking, other) as records.shape_problems says them, for an older record: BLOCKING keeps its stop, decisions
-    and clocks from being re-derived as today's are. A schema of today's fields over the watched files of its day
-    (loop-run/2) is shaped by today's rules; for one of fewer fields (loop-run/1), the fields the derivation reads:
-    the budget, the reading it has, each attempt."""
+    """(blocking, other) as shape.shape_problems says them, for an older record: BLOCKING keeps its stop, decisions
+    and clocks from being re-derived as today's are. A schema of today's attempt fields over the watched files of
+    its day (loop-run/2 and /3) is shaped by today's rules; for one of fewer fields (loop-run/1), the fields the
+    derivation reads: the budget, the reading it has, each attempt."""
     table = OLD_SCHEMAS[record["schema"]]
-    if table.keys == LOOP_KEYS:
-        return shape_problems(record, name, record["schema"], table.files)
+    if table.attempt_keys == ATTEMPT_KEYS:
+        return shape_problems(record, name, table)
     budget, blocked = record["budget"], record["blocked_proposal"]
     other = [f"run 是 {shown(record['run'])}，与目录名 {shown(name)} 不符。"] if record["run"] != name else []
     other += [f"attempts 第 {number} 项记录为第 {shown(entry.get('attempt'))} 次：尝试必须按 1..n 依次记录。"
