@@ -33,8 +33,8 @@ def other_ids(folder, at=-1):
 
 def replay(folder, shift, at):
     """Every wall time of every record under FOLDER (a segment's wall_minus_monotonic too) moved by SHIFT(loop name), a
-    timedelta, the same for a loop and its children (so the one-loop check still passes), and every id's hex digit AT changed: a classmate's loops
-    replayed."""
+    timedelta, the same for a loop and its children (so the one-loop check still passes), and every id's hex digit
+    AT changed: a classmate's loops replayed."""
     for path in [*Path(folder).glob("loop-runs/*/loop.json"), *Path(folder).glob("runs/*/run.json")]:
         loop = path.parent.name if path.name == "loop.json" else path.parent.name.rpartition("-")[0]
         text = path.read_text(encoding="utf-8")

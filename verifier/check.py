@@ -20,7 +20,7 @@ from verifier.older import old_child_finding, old_record_problems, old_shape_pro
 from verifier.records import (BLOCKED, CONTINUE, CURRENT, DECISION_STOPS, MESSAGE_CHARS, OLD_SCHEMAS, PRECISION,
                               ROUNDING, SCHEMA, SCRIPT, TOLERANCE, UNDECIDED, CourseFiles, Workspace, at_most,
                               child_state_text, child_view, decision_pair, disk_key, expected_outcome, is_number,
-                              kind_of, moment, names_said, one_line, read_record_file, shown)
+                              kind_of, moment, names_said, one_line, read_record_file, same_files, shown)
 from verifier.shape import shape_problems
 
 
@@ -116,6 +116,10 @@ class LoopCheck:
         self.child_clock_notes = []  # a child's notes that only its own clock step made (verify_harness)
         self.rounds = []  # a Round per recorded attempt, as far as the checks got
         self.judged = False  # every recorded decision was judged (the record was shaped well enough)
+        self.version = None  # the older version that made the record (its schema, or its course's release), if any
+        self.version_note = None  # what this check says of that version, once
+        self.copy_of = None  # the loop folder this one is a byte copy of, as shown; None for a loop of its own
+        self.reference = workspace.course.reference  # () -> the course files the children are checked against
 
     def show(self, rel):
         return self.workspace.show(rel)
@@ -147,9 +151,10 @@ class LoopCheck:
                               "在 Windows 和 macOS 上它们是同一个文件夹，子运行也无法分清属于哪一个。")
         self.check_child_names()
         self.record = self.read_record()
-        if self.record is None:
+        if self.record is None or self.is_a_copy():
             return
         if type(self.record.get("schema")) is str and self.record["schema"] in OLD_SCHEMAS:
+            self.version = f"记录格式 {self.record['schema']}"
             self.check_old_record()
             return
         blocking, other = shape_problems(self.record, self.name)
@@ -159,6 +164,20 @@ class LoopCheck:
             self.check_evidence()
         for problem in other:  # after what the evidence says: a stop it contradicts is the first thing to read
             self.verdict.fail(problem)
+
+    def is_a_copy(self):
+        """The folder is a byte copy of the loop its record names, beside it in loop-runs/ (cloud sync's
+        `repair-01-DESKTOP-K3J2`, Explorer's `stuck-01 - 副本`): no loop of its own and no forgery, said for a
+        person; the loop it copies is checked as itself."""
+        run = self.record.get("run")
+        if type(run) is not str or run == self.name or run not in self.workspace.loops() \
+                or self.workspace.loops()[run] or not same_files(self.loop_dir, self.loop_dir.parent / run):
+            return False
+        self.copy_of = self.show(f"loop-runs/{run}")
+        self.verdict.needs_person(f"{self.folder} 是 {self.copy_of} 的一份逐字节相同的副本（云同步或在资源管理器里复制文件夹时"
+                                  f"会这样）：它不是另一个循环，也不是改动；核对的是 {self.copy_of} 本身。请删掉这份副本"
+                                  "（或把它移出 loop-runs/）再交。")
+        return True
 
     def check_old_record(self):
         """An older workspace's record is for a person (today's rules cannot check it) only when it and every child
@@ -170,15 +189,21 @@ class LoopCheck:
             for problem in problems:
                 self.verdict.fail(problem)
             return
+        release = self.workspace.course.release(self.record["context"]["entries"])
+        if release and self.swapped(release):
+            return
+        self.version += f"，课程版本 {release[0]}" if release else ""
+        differ = self.judge_on_recorded_files()
         problems, outcomes = self.old_children_problems(schema)
         for problem in problems:
             self.verdict.fail(problem)
         self.check_unrecorded_children()
         self.check_old_evidence(outcomes)
         if not self.verdict.problems:
-            self.verdict.needs_person(f"{self.record_path} 的 schema 是 {schema}：由旧版本的工作区生成，"
-                                      f"{OLD_SCHEMAS[schema].lacks}，现在的规则核对不了它；请由人对照当时的说明判断，"
-                                      "或在现在的工作区里用新名称重新运行。")
+            self.version_note = (f"{self.record_path} 的 schema 是 {schema}：由旧版本的工作区生成，"
+                                 f"{OLD_SCHEMAS[schema].lacks}，现在的规则核对不了这些；{differ}其余都按现在的规则核对过。"
+                                 "请由人对照当时的说明判断，或在现在的工作区里用新名称重新运行。")
+            self.verdict.needs_person(self.version_note)
 
     def old_children_problems(self, schema):
         """(problems, outcomes): an older record's children are readable records of that version; OUTCOMES, each
@@ -194,7 +219,7 @@ class LoopCheck:
                 outcomes.append((None, None))
                 continue
             child_dir = self.workspace.root / "runs" / name
-            finding = old_child_finding(child_dir, self.show(f"runs/{name}"), schema)
+            finding = old_child_finding(child_dir, self.show(f"runs/{name}"), schema, self.reference())
             if finding and finding[0] == "fail":
                 problems.append(finding[1])
             elif finding:
@@ -235,6 +260,7 @@ class LoopCheck:
     def check_evidence(self):
         """Each attempt against its child, the course files and the clocks; then the stop, the decisions and
         the timeouts, as the children support them (not when runs/ cannot be listed: nothing to derive from)."""
+        self.check_release()
         outcomes = [self.check_attempt(number, entry) for number, entry in enumerate(self.record["attempts"], 1)]
         self.check_unrecorded_children()
         self.check_context()
@@ -343,7 +369,7 @@ class LoopCheck:
         however the loop ended, what the child left is evidence, and an edit of it fails, named. What it left is
         otherwise for a person: the attempt may have done more than the record knows."""
         child_run, state = entry["child_run"], entry["state"]
-        verdict = verify_harness.verify_run(child_dir, course_root=self.workspace.course.reference())
+        verdict = verify_harness.verify_run(child_dir, course_root=self.reference())
         self.keep_round(number, verdict=verdict)
         if verdict["result"] == "fail":
             self.verdict.fail(f"第 {number} 次尝试（state {state}）的子运行 {self.show(child_run)} 没有通过独立核对："
@@ -381,7 +407,7 @@ class LoopCheck:
     def check_child_verdict(self, number, child_run, child_dir, child):
         """The child's own verdict: a failed check fails the loop; what its verifier leaves to a person (a clock
         step, an unreadable file, an older record) is for a person here too; its remarks are kept."""
-        verdict = verify_harness.verify_run(child_dir, course_root=self.workspace.course.reference())
+        verdict = verify_harness.verify_run(child_dir, course_root=self.reference())
         self.keep_round(number, verdict=verdict)
         if verdict.get("notes"):
             self.say_transport(self.show(child_run), verdict["notes"])
@@ -467,11 +493,49 @@ class LoopCheck:
         started = moment(child_view(self.workspace.root / "runs" / run_name)["started_at"])
         return None not in (finished, started) and started > finished + PRECISION + TOLERANCE
 
+    def check_release(self):
+        """A record of today's schema whose course files are an earlier release's (a table the reference course may
+        know, classroom/releases.json) is judged on them, as an older schema is: only what its files change is for
+        a person. A release whose loop wrote another schema did not make it: its context was swapped for that one."""
+        entries = self.record["context"]["entries"]
+        release = self.workspace.course.release(entries) if entries != self.workspace.course.entries() else None
+        if release is None or self.swapped(release):
+            return
+        name, _ = release
+        self.version = f"课程版本 {name}"
+        differ = self.judge_on_recorded_files()
+        self.version_note = (f"{self.record_path} 是用较早的课程版本 {name} 做的：{differ}其余都按现在的规则核对过。"
+                             "请由人对照那一版判断，或在现在的工作区里用新名称重新运行。")
+        self.verdict.needs_person(self.version_note)
+
+    def swapped(self, release):
+        """A record whose context is RELEASE's (name, schema), of a schema that release's loop never wrote: failed."""
+        name, schema = release
+        if schema == self.record["schema"] or (schema is None and self.record["schema"] in OLD_SCHEMAS):
+            return False
+        self.verdict.fail(f"{self.record_path} 记下的课程文件是较早的版本 {name} 的，而那一版的循环写的记录是 "
+                          f"{schema or 'loop-run/3 或更早的格式'}，写不出 {self.record['schema']}：context 被换成了那一版的，"
+                          "记录被改动过。")
+        return True
+
+    def judge_on_recorded_files(self):
+        """The record's children are checked against the course files its context says they were made on (an older
+        version's): a child made on others fails. Returns what the reference course cannot vouch for, for a person."""
+        recorded = self.record["context"]["entries"]
+        reference = self.workspace.course.reference().as_recorded(recorded)
+        self.reference = lambda: reference
+        current = self.workspace.course.entries()
+        differ = [rel for rel in sorted(recorded) if rel in current and recorded[rel] != current[rel]]
+        if not differ:
+            return ""
+        unread = f"，子运行的产物没有按其中的 {'、'.join(reference.unread)} 重新核对" if reference.unread else ""
+        return f"{self.workspace.course.label()}与它记下的 {'、'.join(differ)} 不同{unread}；"
+
     def check_context(self):
         recorded = self.record["context"]["entries"]
         current = self.workspace.course.entries()
         changed = [rel for rel in sorted(recorded) if recorded[rel] != current[rel]]
-        if not changed:
+        if not changed or self.version:  # an earlier release's files: judge_on_recorded_files said which differ
             return
         if self.workspace.course.root == self.workspace.root:
             self.verdict.fail("这些文件与循环开始时的指纹不同：" + "、".join(changed)

@@ -132,10 +132,11 @@ def attempt_readable(entry):
             and (entry.get("state") == "done") == finished)
 
 
-def old_child_finding(child_dir, shown_child, schema):
+def old_child_finding(child_dir, shown_child, schema, reference):
     """("fail" | "needs_human", text) for the child run CHILD_DIR of a record of the older SCHEMA, or None when it
     is readable old evidence: its run.json strict, of a child schema of that version, and verify_harness finding
-    nothing but its age. SHOWN_CHILD is the folder as the person types it."""
+    nothing but its age against REFERENCE (the course files the loop record says its children were made on,
+    verify_harness.Course.as_recorded). SHOWN_CHILD is the folder as the person types it."""
     record_file = f"{shown_child}/run.json"
     try:
         run, _ = read_record_file(Path(child_dir) / "run.json")
@@ -156,7 +157,7 @@ def old_child_finding(child_dir, shown_child, schema):
         said = one_line(run.get("schema"), 60) if type(run) is dict else "不是 JSON 对象"
         return "fail", (f"{record_file} 的 schema 是 {said}，循环记录却是 {schema}：那个版本的工作区写下的子运行是 "
                         f"{'、'.join(child_schemas)}，写不出别的，schema 被改过，记录被改动过。")
-    verdict = verify_harness.verify_run(child_dir, course_root=Path(child_dir).parent.parent)
+    verdict = verify_harness.verify_run(child_dir, course_root=reference)
     if verdict["result"] == "fail":
         return "fail", f"子运行 {shown_child} 没有通过独立核对：{one_line('；'.join(verdict['problems']), 600)}"
     return None

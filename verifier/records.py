@@ -272,6 +272,18 @@ def listing(folder):
         return {}, exc
 
 
+def same_files(copy, original):
+    """Whether the folder COPY holds exactly the files of the folder ORIGINAL, byte for byte (plain files of at
+    most RECORD_CAP bytes, never a link or a folder: a loop folder holds its record alone)."""
+    try:
+        names = sorted(os.listdir(copy))
+        return names == sorted(os.listdir(original)) and all(
+            read_evidence(Path(copy) / name, RECORD_CAP) == read_evidence(Path(original) / name, RECORD_CAP)
+            for name in names)
+    except OSError:  # not a plain file, over its cap, or unreadable: not shown to be a copy
+        return False
+
+
 def kind_of(path):
     """What PATH is (cli.entry_kind's words, a link never followed); None when nothing is there."""
     try:
@@ -296,6 +308,11 @@ class CourseFiles:
         if self._reference is None:
             self._reference = verify_harness.Course(self.root)
         return self._reference
+
+    def release(self, entries):
+        """(name, schema) of the earlier release of the course whose files are ENTRIES, or None: a loop's own workspace
+        knows none (its files are the ones it ran on); the teacher's reference does (classroom/check.py)."""
+        return None
 
     def label(self):
         """Where the reference copy is, as a person at this terminal would say it."""

@@ -272,7 +272,8 @@ def segments_ok(record):
     if type(segments) is not list or len(segments) != 1:  # only a resume would add another
         return False
     segment = segments[0]
-    return (type(segment) is dict and sorted(segment) == sorted(SEGMENT_KEYS) and moment(segment["started_at"]) is not None
+    return (type(segment) is dict and sorted(segment) == sorted(SEGMENT_KEYS)
+            and moment(segment["started_at"]) is not None
             and is_reading(segment["started_offset"]) and segment["started_offset"] == 0
             and is_number(segment["wall_minus_monotonic"]) and segment["wall_minus_monotonic"] >= 0
             and is_reading(segment["elapsed_seconds"]))
