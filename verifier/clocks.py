@@ -91,7 +91,7 @@ def child_problems(record, durations):
     for number, entry in enumerate(record["attempts"], 1):
         duration = durations.get(number)
         finished = entry["finished_offset"] if entry["finished_offset"] is not None else end
-        if not is_reading(duration) or finished is None or duration <= finished - entry["started_offset"] + COARSE:
+        if not is_reading(duration) or finished is None or round(duration - finished + entry["started_offset"], 3) <= COARSE:
             continue
         span = f"{shown(entry['started_offset'])} 到 {shown(finished)}，{finished - entry['started_offset']:.3f} 秒"
         problems.append(f"第 {number} 次尝试的子运行自己的单调时钟量得它运行了 {shown(duration)} 秒，比这次尝试的两个读数之间"
@@ -149,7 +149,7 @@ def gap(before, after, reading):
 
 
 def stretch(where, seconds, did):
-    if seconds <= CHECK_GAP:
+    if round(seconds, 3) <= CHECK_GAP:  # readings have 3 decimals: their difference too
         return []
     return [f"时间预算在中途用完，而{where}用了 {seconds:.3f} 秒（{did}，诚实的机器不到 {CHECK_GAP} 秒）：进程被暂停过"
             "（例如 Ctrl-Z、调试器、电脑休眠）、磁盘或网络盘极慢，或者读数被改过。请向运行者确认，由人决定是否采信这个"
