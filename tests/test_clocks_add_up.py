@@ -137,6 +137,20 @@ class MonotonicContradictionTest(ClocksTestCase):
             self.assertVerdict(self.retime("rep", REPAIR, 3.2, anchor=anchor), "fail",
                                "segments[0] 的 started_at（2026-01-01T00:00:00Z）与它的 wall_minus_monotonic")
 
+    def test_a_time_budget_stop_is_judged_on_the_loops_own_check(self):
+        self.assertVerdict(self.retime("tb", ((0.0, 29.8, 29.9, 29.5),), 30.0), "pass")  # 30 >= 30
+        self.assertVerdict(self.retime("tb", ((0.0, 29.8, 29.9, 29.5),), 29.999), "fail", "没有证据支持")
+
+    def test_each_decision_carries_its_reading_and_the_segment_its_start(self):
+        def unread(rec):
+            del rec["attempts"][0]["decision"]["decided_offset"]
+        self.assertVerdict(self.retime("rep", REPAIR, 3.2, change=unread), "fail", "decided_offset 是做决定时单调时钟的读数")
+        for segments in ([], "[]", [{"started_at": stamp(0), "started_offset": 5, "wall_minus_monotonic": START + 5,
+                                      "elapsed_seconds": 3.2}]):
+            with self.subTest(segments=segments):
+                verdict = self.retime("rep", REPAIR, 3.2, change=lambda rec: rec.update(segments=segments))
+                self.assertVerdict(verdict, "fail", "segments 是")
+
     def test_a_record_of_one_more_segment_is_none_this_loop_writes(self):
         def resumed(rec):
             rec["segments"].append(dict(rec["segments"][0], started_offset=3.2))
@@ -169,6 +183,22 @@ class WallTimesReadWithTheirReadingsTest(ClocksTestCase):
             as_v3_record(rec)
         self.assertVerdict(self.retime("rep", SLOW_OPENS, 8.2, change=after_its_child), "fail",
                            "第 2 次尝试的 started_at（2026-01-01T00:00:11Z）")
+
+
+class LoopReadingsTest(unittest.TestCase):
+    def test_an_attempts_wall_time_is_read_with_its_budget_check_not_after_the_context_check(self):
+        # a context check that takes 5 s of wall-clock time while the monotonic clock is read only at the budget check
+        from tests.test_promises_guards import course_copy
+        root, shift, fingerprint = course_copy(self), [0.0], harness.fingerprint
+
+        def slow_check(*args, **kwargs):
+            found = fingerprint(*args, **kwargs)
+            shift[0] += 5
+            return found
+        with mock.patch.object(harness, "fingerprint", slow_check), contextlib.redirect_stderr(io.StringIO()):
+            record, _ = loop_lab.run_loop(root, "paired", "semantic", clock=lambda: 0.0, wall=lambda: START + shift[0])
+        attempt = record["attempts"][0]
+        self.assertEqual((attempt["started_offset"], attempt["started_at"]), (0, stamp(5)))  # read before the check
 
 
 class PauseTest(ClocksTestCase):

@@ -21,7 +21,7 @@ from unittest import mock
 
 from classroom import check as class_check
 from classroom import releases
-from tests.test_verify_loop import VerifyTestCase, as_v3_record, fingerprint_of, stop_as_passed
+from tests.test_verify_loop import VerifyTestCase, as_old_record, as_v3_record, fingerprint_of, stop_as_passed
 from verifier.check import checked_loop
 from verifier.records import LOOP_FILES
 
@@ -33,7 +33,8 @@ class VersionsTestCase(VerifyTestCase):
         for name, scenario in (("r", "repair"), ("s", "stuck"), ("m", "semantic")):
             cls.make(name, scenario)
         cls.teacher = cls.root / "teacher"
-        for rel in [*LOOP_FILES, *(f"project/notes/{note.name}" for note in (cls.root / "project" / "notes").iterdir())]:
+        notes = [f"project/notes/{note.name}" for note in (cls.root / "project" / "notes").iterdir()]
+        for rel in [*LOOP_FILES, *notes]:
             (cls.teacher / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(cls.root / rel, cls.teacher / rel)
         task = cls.teacher / "docs" / "loop" / "TASK.md"
@@ -93,7 +94,8 @@ class ReleaseTest(VersionsTestCase):
         self.assertJudged(self.judged("r"), "fail", "这次运行记下的这些文件与它所属的记录记下的不同：harness.py")
 
     def test_a_release_whose_loop_wrote_another_schema_did_not_make_the_record(self):
-        for table in ({self.students: "2026-12-01"}, {self.students: {"release": "2026-12-01", "schema": "loop-run/3"}}):
+        for table in ({self.students: "2026-12-01"},
+                      {self.students: {"release": "2026-12-01", "schema": "loop-run/3"}}):
             with self.subTest(table=table):
                 self.assertJudged(self.judged("r", table=table), "fail", "context 被换成了那一版的")
 
@@ -154,6 +156,21 @@ class OlderSchemaTest(VersionsTestCase):
         self.assertJudged(self.judged("r", table={}), "fail", "这次运行记下的这些文件与它所属的记录记下的不同")
 
 
+    def test_a_loop_run_1_child_made_on_other_files_fails_though_its_own_check_is_for_a_person(self):
+        self.forge("r", as_old_record)
+        for number in ("01", "02"):
+            path = self.root / "runs" / f"r-{number}" / "run.json"
+            self.keep(path)
+            run = json.loads(path.read_text(encoding="utf-8"))
+            run["schema"] = "harness-run/1"
+            del run["id"], run["duration_seconds"]
+            if number == "02":
+                entries = dict(run["context"]["entries"], **{"AGENTS.md": hashlib.sha256(b"another").hexdigest()})
+                run["context"].update(entries=entries, fingerprint=fingerprint_of(entries))
+            path.write_bytes(json.dumps(run, ensure_ascii=False, indent=2).encode("utf-8"))
+        self.assertJudged(self.judged("r", table={}), "fail", "这次运行记下的这些文件与它所属的记录记下的不同：AGENTS.md")
+
+
 class CopyTest(VersionsTestCase):
     """A loop folder copied byte for byte beside itself is named as a copy for a person."""
 
@@ -187,7 +204,14 @@ class CopyTest(VersionsTestCase):
         self.assertJudged(checked_loop(copy).result(), "fail", "与目录名")
         self.doCleanups()
         copy = self.copied("r", "r (2)")
-        (copy / "extra.txt").write_bytes(b"")
+        (copy / "extra.txt").write_bytes(b"")  # a file its original does not hold
+        self.assertJudged(checked_loop(copy).result(), "fail", "与目录名")
+        self.doCleanups()
+        leftover = self.root / "loop-runs" / "r" / "loop.json.tmp"  # both hold it, with other bytes
+        leftover.write_bytes(b"{")
+        self.addCleanup(leftover.unlink)
+        copy = self.copied("r", "r (3)")
+        (copy / "loop.json.tmp").write_bytes(b"[")
         self.assertJudged(checked_loop(copy).result(), "fail", "与目录名")
 
     def test_a_copy_of_a_linked_folder_is_no_copy(self):

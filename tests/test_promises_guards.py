@@ -40,6 +40,17 @@ from assistant import client, errors  # noqa: E402
 from assistant.budget import TokenBudget  # noqa: E402
 
 
+def course_copy(test):
+    """A temporary folder holding the course files a loop runs on (removed when TEST ends)."""
+    root = Path(test.enterContext(tempfile.TemporaryDirectory()))
+    for rel in harness.WATCHED_FILES + loop_lab.LOOP_FILES:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes((ROOT / rel).read_bytes())
+    for note in (ROOT / "project" / "notes").iterdir():
+        (root / "project" / "notes" / note.name).write_bytes(note.read_bytes())
+    return root
+
+
 def later(text, seconds):
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%SZ"))
                                                              + seconds))
@@ -198,12 +209,7 @@ class LoopNumbersTest(unittest.TestCase):
 
     def test_a_time_budgets_elapsed_seconds_is_the_reading_it_judged(self):
         # start 0; round 1 at 0, attempt 1 ends at 31, decided at 31.2; round 2 judges 31.5; the end read at 32
-        root = Path(self.enterContext(tempfile.TemporaryDirectory()))
-        for rel in harness.WATCHED_FILES + loop_lab.LOOP_FILES:
-            (root / rel).parent.mkdir(parents=True, exist_ok=True)
-            (root / rel).write_bytes((ROOT / rel).read_bytes())
-        for note in (ROOT / "project" / "notes").iterdir():
-            (root / "project" / "notes" / note.name).write_bytes(note.read_bytes())
+        root = course_copy(self)
         with contextlib.redirect_stderr(io.StringIO()):
             record, _ = loop_lab.run_loop(root, "t", "repair", **FakeTime(0, 0, 31, 31.2, 31.5, 32).options())
         self.assertEqual((record["reason"], record["elapsed_seconds"], record["segments"][0]["elapsed_seconds"]),

@@ -273,14 +273,12 @@ def listing(folder):
 
 
 def same_files(copy, original):
-    """Whether the folder COPY holds exactly the files of the folder ORIGINAL, byte for byte (plain files of at
-    most RECORD_CAP bytes, never a link or a folder: a loop folder holds its record alone)."""
+    """Whether every file of the folder COPY is the file of that name in the folder ORIGINAL, byte for byte (plain
+    files of at most RECORD_CAP bytes, never a link or a folder: a loop folder holds its record alone)."""
     try:
-        names = sorted(os.listdir(copy))
-        return names == sorted(os.listdir(original)) and all(
-            read_evidence(Path(copy) / name, RECORD_CAP) == read_evidence(Path(original) / name, RECORD_CAP)
-            for name in names)
-    except OSError:  # not a plain file, over its cap, or unreadable: not shown to be a copy
+        return all(read_evidence(Path(copy) / name, RECORD_CAP) == read_evidence(Path(original) / name, RECORD_CAP)
+                   for name in os.listdir(copy))
+    except OSError:  # not a plain file, over its cap, absent from ORIGINAL, or unreadable: not shown to be a copy
         return False
 
 
