@@ -102,8 +102,8 @@ class DemoModel:
 def vocabulary() -> frozenset:
     """The words a question names its subject with (normalized): every name the notes' alias lines give, and every
     word the notes themselves write in Latin letters (BM25, RRF, JSON, API: a name as the notes write it needs no
-    alias line). Empty when a note cannot be read: the search tool then says which file (the model is never where
-    that is told)."""
+    alias line); not a name made only of asking words ("等多久", "例子": how a question asks, not what about).
+    Empty when a note cannot be read: the search tool then says which file (the model is never where that is told)."""
     try:
         notes = load_notes()
     except NotesError:
@@ -111,7 +111,7 @@ def vocabulary() -> frozenset:
     aliases = {name for note in notes.values() for group in note.aliases for name in group}
     latin = {word for note in notes.values() for word in _LATIN_WORD.findall(f"{note.title}\n{note.body}")
              if _LETTER.search(word)}
-    return frozenset(map(normalize, aliases | latin))
+    return frozenset(name for name in map(normalize, aliases | latin) if has_subject(name))
 
 
 def subject_found(note_id, question) -> bool:
