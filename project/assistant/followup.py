@@ -5,16 +5,18 @@ that leans on the ones before it (the real model needs no such rule). One rule: 
 stays the question, and from the earlier turns it carries only what it leaves out, its subject.
 
 - A question naming a subject of its own ("BM25 有什么缺点？", "401 要重试吗？") is read as written.
-- "它" / "它们" stand for the subject of the latest question that had one: "它适合搜什么样的词？" after
-  "BM25 是什么？" is "BM25适合搜什么样的词？" (said to the person as "“它”指…").
-- A question with no subject at all ("为什么？", "那怎么办？", "有什么坑？", "最短要多长？") takes that
-  subject as its setting, "向量检索，它有什么缺点？": a clause without an asking word is only what the question
-  is about, so the carried names weigh less than what is asked (`passages.SETTING_SHARE`). A question that
-  opens with 那 ("那谁来判断内容对不对？") leans on the one before in the same way, with words of its own.
-- "那X呢？", "换成 X 呢？" (X no asking word): the latest question holding a word of X's kind (a number for
-  a number: "换成 401 呢？" after "遇到 429…"; else a subject name) asked again with X in that word's place;
-  with no such word, X joins that question. An ASPECTS word asks that aspect of the subject ("那缺点呢？"
-  -> "向量检索的缺点是什么？"). A question asked again is whole: the follow-ups after it lean on it.
+- "它" / "它们" said first stand for the subject of the latest question that had one: "它适合搜什么样的词？"
+  after "BM25 是什么？" is "BM25适合搜什么样的词？", said to the person as "“它”指“BM25”".
+- Any other question naming no subject ("为什么？", "那怎么办？", "最短要多长？", "是不是越复杂越好？") takes that
+  subject as its setting, "RRF，是不是越复杂越好？": a clause without an asking word is only what the question is
+  about, so the carried names weigh less than what is asked (`passages.SETTING_SHARE`). The person is told
+  "也按“RRF”来找" when the question has words of its own, "这一问没有写出问的是什么" only when it has none.
+- "那X呢？", "换成 X 呢？" (X no asking word): the latest whole question (not a subject carried before another)
+  holding a word X takes the place of, asked again with X there: a number for a number ("换成 401 呢？" after
+  "遇到 429…"), a subject name for a subject name or a Latin word, a Chinese word for one as long sharing its
+  first or last character ("太小" for "太大"); with no such word X joins the question before. An ASPECTS word
+  asks that aspect of the subject ("那缺点呢？" -> "向量检索的缺点是什么？"). A question asked again is whole:
+  the follow-ups after it lean on it.
 
 The subject of a question is the subject names it says (`demo_model.vocabulary`: the notes' alias lines and
 the Latin words the notes write, such as BM25 or JSON, each as a whole word) and the numbers it writes; a
@@ -29,13 +31,13 @@ from dataclasses import dataclass
 from .ranking import has_subject
 from .text import normalize
 
-MAX_NAMED = 16  # characters: a longer subject is a question's own words, not names a pronoun stands for
+MAX_NAMED = 16  # characters: the longest stretch of a question said again as the names it holds
 LOOK_BACK = 3  # the questions before a follow-up searched for the word "换成 X 呢？" replaces
 ASPECTS = r"(?:它的|它)?(?:缺点|优点|好处|坏处|区别|原因|例子|代价|风险|用法|做法|限制|作用|适用场景)"
 _WITH_NE = re.compile(r"^(?:那么|那|换成|换作|改成|如果是|要是|若是|假如是)*\s*(.+?)\s*(?:的话)?\s*呢\s*[？?]?\s*$")
 _ASKING_WORDS = re.compile(r"什么|怎么|如何|为什么|为何|哪|多大|多少|吗|是不是|要不要|能不能")
-_PRONOUN = re.compile(r"它们|它")
-_LEANING_OPENER = re.compile(r"^\s*(?:那么|那)(?![个些种样])")  # "那谁来判断…" leans on the answer before it
+_PRONOUN = re.compile(r"^\s*(?:那么|那|所以)?\s*(它们|它)")  # the question's subject, said first
+_LEANING = re.compile(r"^\s*(?:那么|那)(?![个些种样])|它们|它")  # words that only point back: no words of its own
 _NUMBER = re.compile(r"(?<![A-Za-z0-9.])\d+(?:xx)?(?![A-Za-z0-9.])", re.IGNORECASE)  # 401, 5xx; not A99
 _BETWEEN_CHINESE_WORDS = re.compile(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])")  # Chinese puts no space there
 
@@ -45,13 +47,14 @@ class Reading:
     """How a question of a conversation is read: `question` (what is searched and scored), `carried` (the
     subject taken from an earlier question, empty when it has its own), `restated` (a note for the person,
     empty when the question is read as written), `subject` (what a later question leaning on this one carries),
-    `asked` (the learner's own words)."""
+    `asked` (the learner's own words), `whole` (`question` is one question, not a carried subject put before one)."""
 
     question: str
     carried: tuple = ()
     restated: str = ""
     subject: tuple = ()
     asked: str = ""
+    whole: bool = True
 
 
 def subject_names(question, vocabulary) -> list:
@@ -95,19 +98,19 @@ def _read_one(question, earlier, vocabulary) -> Reading:
                        question)
     source = next((reading for reading in reversed(earlier) if reading.subject), None)
     carried = tuple(name for name in source.subject if name not in own) if source else ()
-    pronoun = _PRONOUN.search(question)
-    if pronoun and carried and source.subject == carried and _is_named(carried, source.question):
+    pronoun = _PRONOUN.match(question)
+    if pronoun and carried and source.subject == carried and _is_named(carried, vocabulary):
         spoken = _spoken(carried, source.question)
-        whole = _joined(question[:pronoun.start()] + spoken + question[pronoun.end():])
-        return Reading(whole, carried, f"（接着上一问，“{pronoun.group()}”指“{spoken}”，理解为：{whole}）",
+        whole = _joined(question[:pronoun.start(1)] + spoken + question[pronoun.end(1):])
+        return Reading(whole, carried, f"（接着上一问，“{pronoun.group(1)}”指“{spoken}”，理解为：{whole}）",
                        _subject_of(whole, vocabulary), question)
-    words = has_subject(normalize(_PRONOUN.sub(" ", _LEANING_OPENER.sub("", question))))
-    if not carried or own or (words and not _LEANING_OPENER.match(question) and not pronoun):
+    if not carried or own:
         return Reading(question, subject=own or _own_words(question), asked=question)
+    words = has_subject(normalize(_LEANING.sub(" ", question)))
     names, quoted = "、".join(carried), _shortened(earlier[-1].asked)
     how = f"接着上一问“{quoted}”，也按“{names}”来找" if words else \
         f"这一问没有写出问的是什么，接着上一问“{quoted}”，按“{names}”来找"
-    return Reading(f"{names}，{question}", carried, f"（{how}。）", carried, question)
+    return Reading(f"{names}，{question}", carried, f"（{how}。）", carried, question, whole=False)
 
 
 def _subject_of(question, vocabulary, words=True):
@@ -125,11 +128,11 @@ def _asked_again(question, earlier, vocabulary):
     new = with_ne.group(1)
     named = next((reading for reading in reversed(earlier) if reading.subject), None)
     if re.fullmatch(ASPECTS, new):
-        if named is None or not _is_named(named.subject, named.question):
+        if named is None or not _is_named(named.subject, vocabulary):
             return None
         return f"{_spoken(named.subject, named.question)}的{new.removeprefix('它的').removeprefix('它')}是什么？"
-    for reading in list(reversed(earlier))[:LOOK_BACK]:
-        replaced = _in_place_of(new, reading.question, vocabulary)
+    for reading in [reading for reading in reversed(earlier) if reading.whole][:LOOK_BACK]:
+        replaced = _in_place_of(new, reading.question, vocabulary)  # not in a subject only carried along
         if replaced:
             return _joined(reading.question.replace(replaced, new, 1))  # "BM25 是" -> "向量检索是"
     last = earlier[-1].question
@@ -157,9 +160,9 @@ def _joined(text):
     return _BETWEEN_CHINESE_WORDS.sub("", text)
 
 
-def _is_named(subject, question):
-    """SUBJECT is names QUESTION says, which a pronoun can stand for, not the whole question lent as its words."""
-    return all(name in question for name in subject) and len("".join(subject)) <= MAX_NAMED
+def _is_named(subject, vocabulary):
+    """SUBJECT is subject names or numbers, which a pronoun can stand for, not a whole question lent as its words."""
+    return all(normalize(name) in vocabulary or _NUMBER.fullmatch(name) for name in subject)
 
 
 def _spoken(names, question):

@@ -210,6 +210,11 @@ def scored_passages(note, question, weights) -> list:
     explained = _explained(body, spans) if any(role == "explains" for _, _, role in cues) else {}
     context = {span: _lead_in(body, span[0]) if _opens_list(body[span[0]:span[1]]) else "" for span in spans}
     cost = _start_costs(body, spans, question)
+    for before, span in zip(spans, spans[1:]):  # a reason is shown with the instruction right before it
+        instruction = body[before[0]:before[1]]
+        if explained.get(span) == instruction and not _POINTS_BACK.match(instruction) \
+                and span[1] - before[0] <= MAX_PASSAGE:
+            cost[span] += DANGLING
     single = {span: passage_score(body[span[0]:span[1]], units, cues, context[span], explained.get(span)) - cost[span]
               for span in spans}
     scored = [(score, span) for span, score in single.items()]
