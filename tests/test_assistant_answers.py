@@ -136,6 +136,9 @@ class FollowUpReaderTest(unittest.TestCase):
                          ("调用 API 遇到 401，重试之间要等多久？", ()))  # nothing of the question about jitter
         self.assertEqual(read("400 错误要不要重试？", "那 401 呢？", "换成 503 的话呢？"), ("503 错误要不要重试？", ()))
 
+    def test_a_number_is_a_subject_of_its_own(self):
+        self.assertEqual(read("429 要不要重试？", "401 要重试吗？"), ("401 要重试吗？", ()))
+
     def test_a_pronoun_stands_for_the_subject_and_the_rest_stays_as_asked(self):
         self.assertEqual(read("BM25 是什么？", "它适合搜什么样的词？"), ("BM25适合搜什么样的词？", ("BM25",)))
         self.assertEqual(read("截断历史是什么做法？", "它会丢掉什么？"), ("截断历史会丢掉什么？", ("截断", "历史")))
@@ -183,13 +186,21 @@ class AnsweringSentenceTest(unittest.TestCase):
         note = notes.Note("B01", "# 水果\n\n苹果很甜。香蕉要冷藏。冷藏后不易变黑。\n")
         self.assertEqual(passages.answering_passage(note, "香蕉为什么要冷藏？", {"香蕉": 1.0, "冷藏": 1.0}),
                          "香蕉要冷藏。冷藏后不易变黑。")
-        example = notes.Note("B01", "# 水果\n\n苹果很甜。香蕉要冷藏。例如放进冰箱。这样不易变黑。\n")
-        self.assertIn("不易变黑", passages.answering_passage(example, "香蕉为什么要冷藏？", {"香蕉": 1.0, "冷藏": 1.0}))
+        example = notes.Note("B01", "# 水果\n\n苹果很甜。香蕉要冷藏。例如放进冰箱。放久了也不易变黑。\n")
+        self.assertEqual(passages.answering_passage(example, "香蕉为什么要冷藏？", {"香蕉": 1.0, "冷藏": 1.0}),
+                         "放久了也不易变黑。")  # the example between them is skipped
+        apart = notes.Note("B01", "# 水果\n\n苹果很甜。香蕉要冷藏。\n\n香蕉很软。\n")  # a new paragraph explains nothing
+        self.assertEqual(passages.answering_passage(apart, "香蕉为什么要冷藏？", {"香蕉": 1.0, "冷藏": 1.0}), "香蕉要冷藏。")
 
     def test_what_happens_otherwise_is_the_sentence_that_says_so(self):
         self.assertIn("没有这类用例", passage("A05", "用例集里没有期望为空的用例会怎样？"))
         self.assertIn("否则大量客户端", passage("A08", "不加随机抖动会怎样？"))
         self.assertIn("如果有的调用没有结果", quoted_of(ask("如果有的工具调用没有返回结果会怎样？")))
+
+    def test_otherwise_points_back_to_the_sentence_before(self):
+        note = notes.Note("B01", "# 水果\n\n苹果很甜。香蕉要放冰箱。否则香蕉会很快变黑变软。\n")
+        self.assertEqual(passages.answering_passage(note, "香蕉变黑", {"香蕉": 1.0, "变黑": 1.0}),
+                         "香蕉要放冰箱。否则香蕉会很快变黑变软。")
 
     def test_a_kind_asked_for_is_a_list_of_examples(self):
         self.assertIn("专有名词", passage("A03", "BM25适合搜什么样的词？"))
@@ -208,6 +219,13 @@ class ShownWholeTest(unittest.TestCase):
     def test_a_list_item_is_shown_whole(self):
         self.assertIn("截断：只保留最近的若干轮，删除最早的消息。实现简单，但早期交代的重要信息会丢失。截断时要保持消息结构完整",
                       quoted_of(ask("截断历史时要注意什么？")))
+
+    def test_an_unsure_answer_shows_its_items_whole_too(self):
+        first = notes.Note("B01", "# 甲\n\n做法如下：\n\n- 苹果：先洗。洗完再切成块。\n- 梨：去皮。\n")
+        second = notes.Note("B02", "# 乙\n\n苹果很甜。\n")
+        answer = showing.compose([first, second], "苹果洗完", {"苹果": 1.0, "洗完": 1.0})
+        self.assertIn("最相关的原文", answer)
+        self.assertIn("“苹果：先洗。洗完再切成块。”（B01《甲》）", answer)
 
     def test_in_a_list_the_item_that_answers_is_shown_whole(self):
         text = quoted_of(ask("人工审核通过时要记下哪些信息？"))
