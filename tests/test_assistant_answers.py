@@ -90,9 +90,22 @@ CHATS = [  # [first question, (note, follow-up, phrases), ...]
     ["人工审核要记录什么？", ("A12", "审完又改了内容呢？", ("重新审核",))],
     ["向量检索是怎么工作的？", ("A03", "换了嵌入模型要做什么？", ("重新计算向量",))],
     ["上下文窗口是什么？", ("A09", "超过了会怎样？", ("直接报错",))],
+    # the way learners talk (啥, 咋, 呢), written after all the rules above
+    ["BM25 咋打分的？", ("A03", "那它有啥缺点？", ("不理解同义表达",))],
+    ["top-k 一般取多少？", ("A01", "取多了会咋样？", ("前 3 到 5 段",))],
+    ["few-shot 示例有啥讲究？", ("A04", "放几个比较好？", ("一两个",))],
+    ["429 是啥意思？", ("A08", "额度用完了也能重试吗？", ("重试没有用",))],
+    ["重置是干嘛的？", ("A09", "啥时候该用？", ("话题已经改变",))],
+    ["回归测试咋做？", ("A05", "用例失败了直接改期望行不行？", ("先判断是系统退步了",))],
+    ["单调时钟是啥？", ("A07", "为啥不用系统时间？", ("手动修改",))],
+    ["工具调用是谁执行的？", ("A06", "删文件这种也直接执行吗？", ("按权限规则决定是否执行",))],
+    ["引文为啥要逐字？", ("A10", "那全角半角标点算一样吗？", ("不同的字符",))],
+    ["API 报 401 咋办？", ("A11", "要塞回对话让模型处理吗？", ("立即停止并报告给人",))],
+    ["chunk 要不要重叠？", ("A02", "重叠有啥代价？", ("索引变大",))],
+    ["审核通过了能直接发布吗？", ("A12", "那改了内容之后呢？", ("重新审核",))],
 ]
-# measured when these rules were written; before them 19 of 30 parts and 27 of 38 turns
-AT_LEAST_PARTS, AT_LEAST_TURNS = 29, 34
+# measured when these rules were written; before them 19 of 30 parts and 37 of 50 turns
+AT_LEAST_PARTS, AT_LEAST_TURNS = 29, 45
 
 
 def holds(note, answer, phrases):
@@ -126,7 +139,7 @@ class TuningSetsTest(unittest.TestCase):
             for note, question, phrases in follow_ups:
                 held += holds(note, ask(question, history), phrases)
                 turns += 1
-        self.assertEqual(turns, 38)
+        self.assertEqual(turns, 50)
         self.assertGreaterEqual(held, AT_LEAST_TURNS)
 
 
