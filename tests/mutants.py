@@ -881,8 +881,8 @@ MUTANTS = [
          promise="英文主题名字只按整词认（API 不在 rapid 里）",
          tests=ASSISTANT),
     dict(id="followup-latin-names-dropped", file="project/assistant/demo_model.py",
-         original="(normalize, aliases | latin) if has_subject(name))\n",
-         replacement="(normalize, aliases) if has_subject(name))\n",
+         original="    names = map(normalize, aliases | latin)\n",
+         replacement="    names = map(normalize, aliases)\n",
          promise="笔记自己用拉丁字母写的名字（BM25、JSON、API）也是主题名字",
          tests=ASSISTANT),
 ]

@@ -150,11 +150,13 @@ class FollowUpReaderTest(unittest.TestCase):
         self.assertEqual(read("400 错误要不要重试？", "那 401 呢？", "换成 503 的话呢？"), ("503 错误要不要重试？", ()))
 
     def test_a_number_is_a_subject_of_its_own(self):
-        self.assertEqual(read("429 要不要重试？", "401 要重试吗？"), ("401 要重试吗？", ()))
+        self.assertEqual(read("429 要不要重试？", "401 怎么办？"), ("401 怎么办？", ()))
 
     def test_a_pronoun_stands_for_the_subject_and_the_rest_stays_as_asked(self):
         self.assertEqual(read("BM25 是什么？", "它适合搜什么样的词？"), ("BM25适合搜什么样的词？", ("BM25",)))
         self.assertEqual(read("截断历史是什么做法？", "它会丢掉什么？"), ("截断历史会丢掉什么？", ("截断", "历史")))
+        self.assertEqual(read("摘要这种做法是怎么做的？", "它有什么问题？"), ("摘要有什么问题？", ("摘要",)))
+        self.assertIn("丢失细节", quoted_of(ask("它有什么问题？", self.history("摘要这种做法是怎么做的？"))))
         self.assertEqual(read("向量检索是什么？", "它和 BM25 有什么区别？"), ("向量检索和 BM25 有什么区别？", ("向量检索",)))
         answer = ask("它适合搜什么样的词？", self.history("BM25 是什么？"))
         self.assertIn("（接着上一问，“它”指“BM25”，理解为：BM25适合搜什么样的词？）", answer)

@@ -94,10 +94,8 @@ def _list_around(note, span):
         position += len(line) + 1
     here = max(index for index, offset in enumerate(offsets) if offset <= span[0])
     end_line = max(index for index, offset in enumerate(offsets) if offset < span[1])
-    first = next((index for index in (here, end_line) if _ITEM.match(lines[index])), None)
-    if first is None:  # a list right after the passage
-        first = next((index for index in range(end_line + 1, min(end_line + 3, len(lines)))
-                      if _ITEM.match(lines[index])), None)
+    first = here if _ITEM.match(lines[here]) else next(  # in a list, or a list right after the passage
+        (index for index in range(end_line + 1, min(end_line + 3, len(lines))) if _ITEM.match(lines[index])), None)
     if first is None:
         return None
     while first > 0 and _ITEM.match(lines[first - 1]):  # back to the list's first item
