@@ -9,10 +9,15 @@ adjacent sentences together, is a candidate passage, scored by:
   by a sentence saying 提示词 in a note whose alias group is 提示词、prompt);
 - ASKING: what the question asks for, told by its asking words, and the sentences that give it
   (多大 wants a number, 哪些 or 怎么办 a list, its opening line or one of its items, 为什么 a reason,
-  区别 a contrast, 要不要 a verdict, 会怎么样 a consequence ...); each kind the passage gives adds CUE_WEIGHT;
+  区别 a contrast, 要不要 a verdict, 会怎么样 a consequence, 不加会怎样 what happens otherwise, 什么样 examples
+  ...); each kind the passage gives adds CUE_WEIGHT;
+- a reason is also told by what a sentence does (`_explained`): the sentence after an instruction (in its
+  paragraph or list item, an example between them skipped) that tells nothing to do itself explains it, so it
+  answers 为什么 and 不这样会怎样, and holds the instruction's words; shown alone, without the instruction right
+  before it, it lacks it (DANGLING);
 - a term only the question's setting names (a clause without an asking word: "审核通过以后我又改了几个字，"
   before "还需要重新让人审一遍吗？") weighs SETTING_SHARE: the clause that asks is what wants answering;
-- a passage opening with a word that points back (它、这、因此、例如 ...) lacks what it refers to, one
+- a passage opening with a word that points back (它、这、因此、例如、否则 ...) lacks what it refers to, one
   ending with a colon lacks what it announces, and a list item's later sentence lacks the item's label
   ("重置：…。话题已经改变…"): DANGLING is taken off, so the sentence before (or after) it comes along;
 - the note's opening sentence says what its subject is: DEFINITION_COST is taken off a passage starting
@@ -25,7 +30,7 @@ adjacent sentences together, is a candidate passage, scored by:
 - a second sentence must earn its place: PAIR_COST is taken off a two-sentence passage, and a pair
   whose second sentence alone scores higher is a candidate only when the first holds some of the
   question's terms or the second cannot stand alone (it points back, continues a list item, or the
-  first opens a list).
+  first opens a list); two list items are never one passage.
 
 The best passage wins, the earliest (then the shorter) on a tie. Shared with: `demo_model`
 (`answering_passage`; `best_sentence_weight`, so the note is chosen by the same rule of what a sentence

@@ -7,8 +7,10 @@ that passage stands PASSAGE_MARGIN above the next one that does not overlap it, 
 the subject it carried (or another name of it). Otherwise it shows the two or three most relevant passages,
 from up to MAX_NOTES notes, as "最相关的原文", best first by the same score (`passages.scored_passages`), about
 MAX_SHOWN quoted characters in all, each verbatim (a piece cut at a clause boundary ends with "…"), each with
-its source; the note cited first is the first source. A list asked for (哪几块 / 哪些 / 怎么办) is quoted as
-the list: its opening line and each item, each cut only at a clause boundary. Shared with: `demo_model`
+its source; the note cited first is the first source. A passage in a list item is shown as the whole item, or
+from its start up to the passage when the item is too long (`_shown`). A list asked for (哪几块 / 哪些 / 怎么办) is
+quoted as the list: its opening line and each item, each cut only at a clause boundary, the item holding the best
+passage shown whole. Shared with: `demo_model`
 (`notes_to_read`, `compose`), `passages` (the scores), `followup` (`Reading`).
 """
 import re
