@@ -86,7 +86,7 @@ class DriverHandler(BaseHTTPRequestHandler):
         pass
 
 
-@unittest.skipUnless(browser(), "没有找到 Chromium 或 Chrome（" + "、".join(BROWSERS) + "）：网页在真实浏览器里的检查跳过")
+@unittest.skipUnless(browser(), f"没有找到 Chromium 或 Chrome（{'、'.join(BROWSERS)}）：网页在真实浏览器里的检查跳过")
 class PageInABrowserTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -102,7 +102,8 @@ class PageInABrowserTest(unittest.TestCase):
     def serve(cls, mock, mode):
         """The URL of a page whose model is MOCK in MODE (the offline demo when MOCK is None)."""
         env = None if mock is None else {"DEEPSEEK_API_KEY": "k", "DEEPSEEK_BASE_URL": f"{mock.url}/mode/{mode}/s/page",
-                                         "DEEPSEEK_DEADLINE": "0.5" if mode == "slow" else "30", "DEEPSEEK_TIMEOUT": "0.5"}
+                                         "DEEPSEEK_DEADLINE": "0.5" if mode == "slow" else "30",
+                                         "DEEPSEEK_TIMEOUT": "0.5"}
         server = app.make_server(0, offline=mock is None, env=env)
         return cls.started(server)
 
@@ -142,8 +143,8 @@ class PageInABrowserTest(unittest.TestCase):
         with contextlib.redirect_stderr(io.StringIO()):
             server = app.make_server(0, env={"DEEPSEEK_API_KEY": "k",
                                              "DEEPSEEK_BASE_URL": f"{self.mock.url}/mode/401/s/api"})
-            request = urllib.request.Request(self.started(server) + "api/ask", json.dumps({"question": QUESTION}).encode(),
-                                             {"Content-Type": "application/json"})
+            body = json.dumps({"question": QUESTION}).encode()
+            request = urllib.request.Request(self.started(server) + "api/ask", body, {"Content-Type": "application/json"})
             with urllib.request.urlopen(request, timeout=10) as response:
                 record = json.load(response)
         self.assertIsNotNone(record["error"])  # the raw detail the page once took for its own failure

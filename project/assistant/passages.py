@@ -183,6 +183,11 @@ def _continues_item(body, start):
     return _LIST_ITEM.match(line) is not None and line.strip() not in ("-", "*")
 
 
+def _starts_item(body, start):
+    """The sentence at START opens a list item: only the item's marker stands before it on its line."""
+    return body[body.rfind("\n", 0, start) + 1:start].strip() in ("-", "*")
+
+
 def _opens_list(sentence):
     return sentence.endswith(("：", ":"))
 
@@ -226,8 +231,7 @@ def scored_passages(note, question, weights) -> list:
     for first, second in zip(spans, spans[1:]):
         pair = (first[0], second[1])
         text = body[pair[0]:pair[1]]
-        if _LIST_ITEM.match(body[body.rfind("\n", 0, second[0]) + 1:second[0]] + " ") and "\n" in body[first[1]:second[0]] \
-                and not _opens_list(body[first[0]:first[1]]):
+        if _starts_item(body, second[0]) and not _opens_list(body[first[0]:first[1]]):
             continue  # the second sentence opens another list item
         needs_first = (_POINTS_BACK.match(body[second[0]:second[1]]) or _opens_list(body[first[0]:first[1]])
                        or _continues_item(body, second[0]))
