@@ -120,7 +120,7 @@ class PageInABrowserTest(unittest.TestCase):
         driver = ThreadingHTTPServer(("127.0.0.1", 0), DriverHandler)
         driver.driver = DRIVER.replace("__PAGES__", json.dumps(pages)).replace("__QUESTION__", json.dumps(QUESTION))
         url = cls.started(driver)
-        with tempfile.TemporaryDirectory() as profile:
+        with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as profile:  # Windows: files held a moment
             run = subprocess.run(
                 [browser(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
