@@ -144,7 +144,8 @@ class PageInABrowserTest(unittest.TestCase):
             server = app.make_server(0, env={"DEEPSEEK_API_KEY": "k",
                                              "DEEPSEEK_BASE_URL": f"{self.mock.url}/mode/401/s/api"})
             body = json.dumps({"question": QUESTION}).encode()
-            request = urllib.request.Request(self.started(server) + "api/ask", body, {"Content-Type": "application/json"})
+            headers = {"Content-Type": "application/json"}
+            request = urllib.request.Request(self.started(server) + "api/ask", body, headers)
             with urllib.request.urlopen(request, timeout=10) as response:
                 record = json.load(response)
         self.assertIsNotNone(record["error"])  # the raw detail the page once took for its own failure
