@@ -222,7 +222,7 @@ class CopyTest(VersionsTestCase):
         try:
             os.symlink(copy, link, target_is_directory=True)
         except (OSError, NotImplementedError):
-            self.skipTest("this user cannot make symbolic links here")
+            self.skipTest("这个系统上当前用户不能建符号链接")
         self.addCleanup(link.unlink)
         self.assertJudged(checked_loop(copy).result(), "fail", "与目录名")
 

@@ -76,7 +76,7 @@ class CommandLineTest(WorkspaceTestCase):
             path.parent.mkdir(parents=True, exist_ok=True)
             path.mkdir() if as_folder else path.write_bytes(b"")
         except (OSError, ValueError):
-            self.skipTest("this file system refuses control characters in names")
+            self.skipTest("这个文件系统不允许名称里有控制字符")
         return path
 
     def test_a_name_with_escape_sequences_never_reaches_the_terminal(self):
