@@ -361,7 +361,8 @@ class OuterLoop:
         child, feedback = attempt["child_run"], attempt["feedback"] or {}
         error_type = feedback.get("error_type") or "ChildNeedsHuman"
         return self.needs_human(error_type, f"子运行 {child} 以 {attempt['status']} 结束："
-                                f"{feedback.get('message') or '没有记录错误消息'}", DECIDE["child_needs_human"].format(child=child),
+                                f"{feedback.get('message') or '没有记录错误消息'}",
+                                DECIDE["child_needs_human"].format(child=child),
             why=f"子运行以 {attempt['status']} 结束（{error_type}），不是已确认的教学失败：停止，交给人")
 
     def stalled(self, attempt, earlier):

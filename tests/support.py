@@ -20,8 +20,29 @@ _SKIP = {".git", "runs", "loop-runs", "__pycache__", ".ci"}
 _FAST_TEMP = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
 # Windows, or its behaviour simulated on Linux and macOS (tests/windows_behaviour.py): a test that cannot
 # hold there skips itself with the reason. Suggested commands start with `py -3` there.
-WINDOWS = os.name == "nt" or bool(os.environ.get("LESSON_WINDOWS_BEHAVIOUR"))
+SIMULATED = bool(os.environ.get("LESSON_WINDOWS_BEHAVIOUR"))
+WINDOWS = os.name == "nt" or SIMULATED
 PYTHON = "py -3" if WINDOWS else "python3"
+ON_WINDOWS = "Windows："  # how every reason of the one rule starts (tests/windows_behaviour.py lists them)
+
+
+def not_on_windows(why):
+    """The one rule for a test that cannot hold on Windows: skipped there and under Windows' simulated behaviour,
+    saying WHY (in Chinese). No test skips for Windows any other way (tests/test_python_versions.py checks), so the
+    Windows-behaviour pass runs every other test as Windows would, and one that cannot hold there fails it."""
+    return unittest.skipIf(WINDOWS, ON_WINDOWS + why)
+
+
+def skip_on_windows(case, why):
+    """The same rule inside a test that can tell only once it runs (CASE is the running test)."""
+    if WINDOWS:
+        case.skipTest(ON_WINDOWS + why)
+
+
+def skip_in_simulation(case, why):
+    """A test that holds on Windows but that the simulation cannot imitate (tests/windows_simulation.py)."""
+    if SIMULATED:
+        case.skipTest("Windows 行为模拟：" + why)
 
 
 def _ignore(folder, names):

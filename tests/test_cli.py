@@ -14,7 +14,7 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import cli  # noqa: E402
-from tests.support import PYTHON, WINDOWS  # noqa: E402
+from tests.support import PYTHON, not_on_windows  # noqa: E402
 
 
 def parser():
@@ -173,7 +173,7 @@ class EvidenceReadTest(unittest.TestCase):
             with self.assertRaises(PermissionError):
                 cli.read_evidence(path, 10)
 
-    @unittest.skipUnless(hasattr(os, "mkfifo"), "这个系统（Windows）没有 os.mkfifo")
+    @not_on_windows("没有命名管道（os.mkfifo）")
     def test_a_fifo_is_named_and_never_opened(self):
         path = self.folder / "run.json"
         os.mkfifo(path)  # opening it for reading would block until a writer came
@@ -184,7 +184,8 @@ class EvidenceReadTest(unittest.TestCase):
         self.assertEqual(self.not_regular("/dev/null"), "字符设备")
         self.assertEqual(self.not_regular("/dev/zero"), "字符设备")
 
-    @unittest.skipIf(os.name == "nt" or not os.path.exists("/dev/zero"), "Windows 上创建符号链接需要额外权限")
+    @not_on_windows("创建符号链接需要额外权限")
+    @unittest.skipUnless(os.path.exists("/dev/zero"), "这里没有 /dev/zero")
     def test_a_link_to_dev_zero_is_a_link_and_never_followed(self):
         path = self.folder / "run.json"
         path.symlink_to("/dev/zero")
@@ -329,7 +330,7 @@ class RecordFolderTest(unittest.TestCase):
             self.assertEqual(len(os.listdir(parent)), 1)
 
 
-@unittest.skipIf(WINDOWS, "Windows：os.kill(SIGTERM) 会直接结束进程，处理函数来不及运行")
+@not_on_windows("os.kill(SIGTERM) 会直接结束进程，处理函数来不及运行")
 class TerminationTest(unittest.TestCase):
     def test_sigterm_raises_terminated_which_is_a_keyboard_interrupt(self):
         previous = signal.getsignal(signal.SIGTERM)
@@ -374,7 +375,7 @@ class UsageTest(unittest.TestCase):
 
 
 class DisplayPathTest(unittest.TestCase):
-    @unittest.skipIf(WINDOWS, "Windows：创建符号链接需要额外权限")
+    @not_on_windows("创建符号链接需要额外权限")
     def test_a_far_link_is_shown_by_its_own_name_not_its_target(self):
         with tempfile.TemporaryDirectory() as folder:
             root = Path(folder)
@@ -391,7 +392,7 @@ class DisplayPathTest(unittest.TestCase):
             self.assertTrue(os.path.isabs(shown), shown)
             self.assertEqual(os.path.basename(shown), "link")
 
-    @unittest.skipIf(WINDOWS, "Windows：创建符号链接需要额外权限")
+    @not_on_windows("创建符号链接需要额外权限")
     def test_a_folder_reached_through_a_link_is_still_shown_from_here(self):
         """macOS's /tmp is /private/tmp: the current folder is resolved, a path given through the link is not."""
         with tempfile.TemporaryDirectory() as folder:

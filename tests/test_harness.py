@@ -17,7 +17,7 @@ import cli
 import export_review
 import harness
 import verify_export
-from tests.support import PYTHON, WINDOWS, WorkspaceTestCase
+from tests.support import PYTHON, WorkspaceTestCase, skip_on_windows
 from tests.test_export_review import REVERSED_ANSWER, run_main, sha256
 
 WATCHED = (
@@ -535,8 +535,7 @@ class InterruptTest(HarnessCase):
             "def terminate(*args, **kwargs):\n    os.kill(os.getpid(), signal.SIGTERM)\n"
             "export_review.export_candidate = terminate\n"
             "cli.run(harness.main)\n", encoding="utf-8")
-        if WINDOWS:
-            self.skipTest("Windows：os.kill(SIGTERM) 会直接结束进程，处理函数来不及运行")
+        skip_on_windows(self, "os.kill(SIGTERM) 会直接结束进程，处理函数来不及运行")
         code, out, err = self.run_cli("terminate_driver.py", "--run", "term", "--sample", "valid")
         self.assertEqual(code, 130, err)
         self.assertEqual(self.assertOneJsonLine(out), {"run": "term", "sample": "valid", "status": "interrupted"})

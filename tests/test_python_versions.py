@@ -12,6 +12,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -192,8 +193,11 @@ class SameOnEveryVersionTest(WorkspaceTestCase):
 class SkipReasonTest(WorkspaceTestCase):
     def test_every_skip_reason_is_chinese(self):
         """The Windows-behaviour pass lists every skipped test with its reason, for a learner to read."""
-        skips = {"skipIf", "skipUnless", "skipTest", "SkipTest"}
+        skips = {"skipIf", "skipUnless", "skipTest", "SkipTest",
+                 "not_on_windows", "skip_on_windows", "skip_in_simulation"}  # tests/support.py's rule
         for path in sorted((self.root / "tests").glob("*.py")):
+            if path.name == "support.py":  # the rule's own calls: their reasons are the callers', checked there
+                continue
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 called = getattr(node, "func", None)
                 name = getattr(called, "attr", getattr(called, "id", None))
@@ -203,6 +207,31 @@ class SkipReasonTest(WorkspaceTestCase):
                                    if isinstance(part, ast.Constant) and isinstance(part.value, str))
                     with self.subTest(f"{path.name}:{node.lineno}"):
                         self.assertRegex(text, r"[\u4e00-\u9fff]")
+
+    def test_a_test_skips_for_windows_by_the_one_rule_only(self):
+        """Skipping for Windows another way (os.name, a missing os.killpg, a reason naming Windows) would skip on
+        a learner's laptop without the Windows-behaviour pass seeing it: tests/support.py's rule is the only way."""
+        own = {"support.py", "windows_behaviour.py", "windows_simulation.py"}
+        windows = re.compile(r"Windows|os\.name|win32|WINDOWS|LESSON_WINDOWS_BEHAVIOUR|killpg")
+        found = []
+        for path in sorted((self.root / "tests").glob("*.py")):
+            if path.name in own:
+                continue
+            text = path.read_text(encoding="utf-8")
+            tree = ast.parse(text)
+            parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+            for node in ast.walk(tree):
+                called = getattr(node, "func", None)
+                name = getattr(called, "attr", getattr(called, "id", None))
+                if not isinstance(node, ast.Call) or name not in ("skipIf", "skipUnless", "skipTest", "SkipTest"):
+                    continue
+                around = parents.get(parents.get(node))  # the `if` a skipTest() stands in
+                said = ast.get_source_segment(text, node) + (
+                    ast.get_source_segment(text, around.test) if isinstance(around, ast.If) else "")
+                if windows.search(said):
+                    found.append(f"{path.name}:{node.lineno}")
+        self.assertEqual(found, [], "skip for Windows with tests/support.py not_on_windows / skip_on_windows")
+        self.assertIsNotNone(windows.search('unittest.skipIf(os.name == "nt", "没有")'))  # the check can fail
 
 
 if __name__ == "__main__":
