@@ -808,6 +808,28 @@ MUTANTS = [
          promise="经典结束记录少报成员数时，按 zip64 结束记录的成员数在读成员目录之前限制",
          tests=CLASS),
 
+    # --- the learner's path: names like a loop's child, what --pack says before a hand-in --------------------------
+    dict(id="harness-child-name-accepted", file="harness.py",
+         original="        if loop:\n            cli.say(loop_child_text(name, sample, loop))\n",
+         replacement="        if False:\n            cli.say(loop_child_text(name, sample, loop))\n",
+         promise="harness.py 拒绝像已有循环子运行的名称（LOOP-NN），什么都不创建",
+         tests=("tests.test_harness",)),
+    dict(id="harness-child-name-any-digits", file="harness.py",
+         original="len(number) == 2 and number.isascii()",
+         replacement="len(number) >= 2 and number.isascii()",
+         promise="只有两位数字结尾（子运行的形状）才算像子运行：repair-01-003 是普通的运行名",
+         tests=("tests.test_harness",)),
+    dict(id="harness-child-name-case", file="harness.py",
+         original='if entry.lower() in (stem.lower(), f".lock-{stem.lower()}")',
+         replacement='if entry in (stem, f".lock-{stem.lower()}")',
+         promise="循环名不区分大小写：loop-runs/Repair-01 在时 REPAIR-01-01 也像它的子运行",
+         tests=("tests.test_harness",)),
+    dict(id="harness-child-name-claim", file="harness.py",
+         original='if entry.lower() in (stem.lower(), f".lock-{stem.lower()}")',
+         replacement='if entry.lower() in (stem.lower(),)',
+         promise="正在被认领的循环名（loop-runs/.lock-NAME）也算已有的循环",
+         tests=("tests.test_harness",)),
+
     # --- the assistant's whole-question deadline and its replies (project/assistant/client.py) ---------------------
     dict(id="assistant-attempt-full-timeout", file="project/assistant/client.py",
          original="return self._attempt(body, retries, budget, bound, min(self.timeout, left))",

@@ -294,7 +294,7 @@ class RunCliTest(HarnessCase):
         code, out, _ = self.main_in_copy("--help")
         self.assertEqual(code, 0)
         flowed = " ".join(out.split())  # argparse wraps the epilog to the terminal's width
-        for words in ("0 就绪 / needs_review", "1 未就绪 / failed / needs_human", "2 参数错误或运行名已被使用",
+        for words in ("0 就绪 / needs_review", "1 未就绪 / failed / needs_human", "2 参数错误、运行名已被使用",
                       "130 被 Ctrl-C 中断"):
             self.assertIn(words, flowed)
 
@@ -417,6 +417,26 @@ class NameClaimTest(HarnessCase):
         code, out, err = self.run_cli("harness.py", "--run", "race-01", "--sample", "valid")
         self.assertEqual((code, out), (2, ""))
         self.assertIn("--run race-01-2 --sample valid", err)
+
+    def test_a_name_that_reads_as_a_loops_child_is_refused(self):
+        """runs/LOOP-NN is the shape of a loop's child: beside loop-runs/LOOP (any case, or its claim) a run of that
+        name would read as one more attempt of that loop. Every other name, however close, is a run of its own."""
+        (self.root / "loop-runs" / "Repair-01").mkdir(parents=True)
+        (self.root / "loop-runs" / ".lock-stuck-01").mkdir()
+        for name, loop in (("repair-01-03", "Repair-01"), ("REPAIR-01-01", "Repair-01"), ("stuck-01-02", "stuck-01")):
+            with self.subTest(name):
+                code, out, err = self.main_in_copy("--run", name, "--sample", "valid")
+                self.assertEqual((code, out), (2, ""))
+                self.assertIn(f"运行名「{name}」像是循环 {loop} 的第 {int(name[-2:])} 次尝试："
+                              f"{cli.display_path(self.root / 'loop-runs' / loop)} 已存在", err)
+                self.assertIn(f"--run {name}-2 --sample valid", err)  # the suggestion works, below
+                self.assertFalse((self.root / "runs").exists())
+        for name in ("repair-01-3", "repair-01-003", "repair-02-03", "repair-01-03-2", "repair-01", "lock-stuck-01-02"):
+            with self.subTest(name):
+                code, out, err = self.main_in_copy("--run", name, "--sample", "valid")
+                self.assertEqual((code, json.loads(out)["status"]), (0, "needs_review"), err)
+        record = harness.run_harness(self.root, "repair-01-04", "valid")  # the loop's own way: its child
+        self.assertEqual(record["status"], "needs_review")
 
     def test_a_name_being_claimed_is_refused_and_nothing_is_touched(self):
         runs = self.root / "runs"
