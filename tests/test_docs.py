@@ -11,7 +11,8 @@ The convention the documents follow (docs/MAINTAINERS.md, section 「可执行�
 
 One test walks the README in a temporary copy of the workspace, then the other documents at the same time,
 each in its own copy of the workspace as the README left it (each builds on the README only). In a whole-suite
-run the walk is done by a process of its own, started while unittest collects the suite, so it runs beside the other tests (BackgroundWalk). The test compares every shown output with what
+run the walk is done by a process of its own, started while unittest collects the suite, so it runs beside the
+other tests (BackgroundWalk). The test compares every shown output with what
 the commands print, exactly, after the masks in MASKS (figures that vary from run to run; both sides).
 Printed paths that differ on every machine are rewritten before comparing: the folder holding the
 copy becomes `…`, this interpreter's path becomes `python3`. On Windows the scripts print paths with `/`
