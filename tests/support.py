@@ -45,6 +45,18 @@ def skip_in_simulation(case, why):
         case.skipTest("Windows 行为模拟：" + why)
 
 
+def benchmark_verdict(missed, wrong):
+    """The last line a benchmark (tests/bench_*.py) says, and its exit code: 0 when every target is met and every
+    result is right; 1 otherwise, saying which figures MISSED their targets and which results were WRONG."""
+    if wrong:
+        return (f"结果不对：{'；'.join(wrong)}。这不是速度问题：被测的命令给出了不该有的结果，请先运行 python3 -m unittest"
+                "（退出码 1）。"), 1
+    if missed:
+        return (f"没达到的目标：{'；'.join(missed)}（退出码 1）。这是“变慢了”的信号，不是程序出错，也不影响任何核对结果；"
+                "机器同时在做别的事时秒数类的目标也可能达不到，请在机器空闲时再测一次。"), 1
+    return "全部目标都达到了（退出码 0）。", 0
+
+
 def _ignore(folder, names):
     return [n for n in names if n in _SKIP or n.endswith(".pyc")]
 

@@ -60,6 +60,17 @@ class ChineseParserTest(unittest.TestCase):
             ("p", "--cuont", "2"): "无法识别的选项 --cuont：是不是想写 --count？",
             ("p", "--zzz"): "无法识别的选项 --zzz（可用的选项：--count、--flag、--help、--mode、-h）。",
             ("--mdoe=a",): "无法识别的选项 --mdoe：是不是想写 --mode？",  # named before the missing PATH
+            # a Chinese input method's dashes, named before the option they hide is missing
+            ("p", "——count", "2"): "——count 开头的「——」是中文输入法打出的破折号或全角符号，不是英文的连字符 -："
+                                   "请切换到英文输入法重新输入，写成 --count。",
+            ("p", "—mode=a"): "—mode=a 开头的「—」是中文输入法打出的破折号或全角符号，不是英文的连字符 -："
+                              "请切换到英文输入法重新输入，写成 --mode=a。",
+            ("p", "－－ｆｌａｇ"): "－－ｆｌａｇ 开头的「－－」是中文输入法打出的破折号或全角符号，不是英文的连字符 -："
+                               "请切换到英文输入法重新输入，写成 --flag。",
+            ("p", "--count", "−2"): "−2 开头的「−」是中文输入法打出的破折号或全角符号，不是英文的连字符 -："
+                                    "请切换到英文输入法重新输入，写成 -2。",
+            ("p", "–x"): "–x 开头的「–」是中文输入法打出的破折号或全角符号，不是英文的连字符 -："
+                         "请切换到英文输入法重新输入，写成 -x。",
         }
         for argv, expected in cases.items():
             with self.subTest(argv=argv):

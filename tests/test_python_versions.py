@@ -38,7 +38,8 @@ PROGRAMS = {
 # The maintainers' scripts under tests/ (benchmarks, the Windows-behaviour pass, the mutation check) refuse alike.
 TOOLS = {f"tests/{name}": () for name in ("bench_loop.py", "bench_class.py", "windows_behaviour.py", "mutation.py",
                                           "measure_costs.py")}
-OLD_VERSIONS = ("3.8", "3.9", "3.10")
+OLD_VERSIONS = ("3.6", "3.7", "3.8", "3.9", "3.10")  # parse the programs; refused in one line
+NO_PYTHON_3 = "2.7"  # cannot parse them: Python's own SyntaxError
 # A program's usage, then each command of the notes assistant's.
 HELPS = [(program,) for program in PROGRAMS] + [("project/app.py", command)
                                                  for command in ("ask", "chat", "search", "serve")]
@@ -143,6 +144,22 @@ class OldPythonTest(WorkspaceTestCase):
                               timeout=30, env=env)
         self.assertEqual((proc.returncode, proc.stdout), (2, b""))
         self.assertIn("需要 Python 3.11 或更高版本", proc.stderr.decode("utf-8"))
+        self.assertEqual(files(self.root), before)
+
+    def test_python_2_cannot_read_a_program_and_makes_nothing(self):
+        """What README says of Python 2.7: its own English SyntaxError, exit 1, nothing created."""
+        pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+        found = [shutil.which(f"python{NO_PYTHON_3}"), *map(str, sorted(pyenv.glob(f"{NO_PYTHON_3}.*/bin/python2")))]
+        python = next((command for command in found if command and reports([command], NO_PYTHON_3)), None)
+        if python is None:
+            self.skipTest(f"这台机器上没有 Python {NO_PYTHON_3}")
+        before = files(self.root)
+        for program, args in PROGRAMS.items():
+            with self.subTest(program):
+                proc = subprocess.run([python, program, *args], cwd=self.root, capture_output=True, timeout=30,
+                                      env=dict(os.environ, PYENV_VERSION=""))
+                self.assertEqual((proc.returncode, proc.stdout), (1, b""))
+                self.assertIn(b"SyntaxError", proc.stderr)
         self.assertEqual(files(self.root), before)
 
 
