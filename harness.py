@@ -160,11 +160,22 @@ def fail(record, step, status, error_type, message):
 
 
 def check(root=ROOT):
-    """What --check prints: are the watched files here? (A Python older than 3.11 never gets this far: importing
-    cli refused it, in the one line every program says.)"""
+    """What --check prints: are the watched files here, and can the records be written? (A Python older than
+    3.11 never gets this far: importing cli refused it, in the one line every program says.)"""
     missing = [rel for rel in WATCHED_FILES if not (Path(root) / rel).is_file()]
-    return {"ready": not missing, "missing": missing,
-            "watched_files": len(WATCHED_FILES), "python": "%d.%d.%d" % sys.version_info[:3]}
+    read_only = read_only_folders(root)
+    return {"ready": not missing and not read_only, "missing": missing,
+            "watched_files": len(WATCHED_FILES), "python": "%d.%d.%d" % sys.version_info[:3], "read_only": read_only}
+
+
+def read_only_folders(root):
+    """The folders a run or a loop writes its records in that cannot be written: runs/ and loop-runs/ where they
+    exist, the workspace itself ("." ) where one of them is still to be made. A read-only workspace (opened inside
+    a ZIP, a read-only share) is not ready: its first run would fail."""
+    found = [f"{name}/" for name in ("runs", "loop-runs")
+             if os.path.isdir(Path(root) / name) and not os.access(Path(root) / name, os.W_OK)]
+    to_make = not all(os.path.isdir(Path(root) / name) for name in ("runs", "loop-runs"))
+    return (["."] if to_make and not os.access(root, os.W_OK) else []) + found
 
 
 EXIT_FOR = {"needs_review": cli.EXIT_OK, "failed": cli.EXIT_STOP, "needs_human": cli.EXIT_STOP}
@@ -227,12 +238,19 @@ def main(argv=None):
 
 
 def check_command(session):
-    result = check()
+    result = check(ROOT)
+    again = cli.command(ROOT / "harness.py", "--check")
     if result["ready"]:
         cli.say("环境就绪。")
-    else:
+    if result["missing"]:
         cli.say(f"环境未就绪：缺少 {'、'.join(result['missing'])}。请从课程 ZIP 里重新取出这些文件（或用你改动前留的备份"
-                f"放回），不要自己重写；然后再运行 {cli.command(ROOT / 'harness.py', '--check')}。")
+                f"放回），不要自己重写；然后再运行 {again}。")
+    if result["read_only"]:
+        where = "、".join(cli.display_path(ROOT / rel) + ("（工作区本身）" if rel == "." else "")
+                          for rel in result["read_only"])
+        cli.say(f"环境未就绪：{where} 不能写入，而每次运行和循环都要在 runs/ 和 loop-runs/ 里写记录。常见原因是直接在压缩包"
+                "里打开了工作区，或者它在只读的位置（只读的共享文件夹、光盘、没有写权限的目录）。请把整个工作区解压或复制到"
+                f"你有写权限的文件夹（例如“文档”里），进入那里再运行 {again}。")
     session.print_line(result)
     return cli.EXIT_OK if result["ready"] else cli.EXIT_STOP
 

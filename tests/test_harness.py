@@ -113,6 +113,30 @@ class CheckTest(HarnessCase):
         self.assertTrue(out.startswith('{"ready": true, "missing": [], "watched_files": 14, '), out)
         self.assertIn("环境就绪", err)
 
+    def test_a_workspace_that_cannot_be_written_is_not_ready(self):
+        """A folder the records go in that cannot be written (a workspace opened inside a ZIP, a read-only share)."""
+        root = str(self.root)
+        cases = ((lambda path, mode: str(path) != root, ["."], None),  # runs/ and loop-runs/ still to be made
+                 (lambda path, mode: Path(path).name != "runs", ["runs/"], "runs"))
+        for writable, read_only, made in cases:
+            with self.subTest(read_only):
+                if made:
+                    (self.root / "runs").mkdir()
+                    (self.root / "loop-runs").mkdir()
+                with mock.patch("os.access", side_effect=writable):
+                    result = harness.check(self.root)
+                    code, out, err = self.main_in_copy("--check")
+                self.assertEqual((result["ready"], result["missing"], result["read_only"]), (False, [], read_only))
+                self.assertEqual((code, json.loads(out)["read_only"]), (1, read_only))
+                self.assertNotIn("环境就绪", err)
+                self.assertIn("不能写入，而每次运行和循环都要在 runs/ 和 loop-runs/ 里写记录", err)
+        with mock.patch("os.access", side_effect=lambda path, mode: str(path) != root):
+            self.assertEqual(harness.check(self.root)["read_only"], [])  # both made: only they are written in
+        (self.root / "loop-runs").rmdir()  # loop-runs/ to be made again: the workspace itself must be writable
+        with mock.patch("os.access", side_effect=lambda path, mode: str(path) != root):
+            self.assertEqual(harness.check(self.root)["read_only"], ["."])
+        self.assertEqual(harness.check(self.root)["read_only"], [])
+
     def test_check_cli_with_a_watched_file_missing(self):
         (self.root / "docs" / "harness" / "TASK.md").unlink()
         code, out, err = self.run_cli("harness.py", "--check")

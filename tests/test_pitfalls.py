@@ -12,6 +12,8 @@ import io
 import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import zipfile
 from pathlib import Path
@@ -23,7 +25,7 @@ import loop_lab
 import verify_loop
 from classroom import check as class_check
 from classroom import hand_in, pitfalls, releases
-from tests.support import not_on_windows
+from tests.support import PYTHON, not_on_windows
 from tests.test_hand_in import HONEST
 from tests.test_loop_lab import SharedWorkspaceTestCase
 from verifier.records import CourseFiles, combined_fingerprint
@@ -306,3 +308,20 @@ class ExerciseNamesTest(SharedWorkspaceTestCase):
         self.assertFalse(pitfalls.zipped_copy(folder / "both.zip", "runs/x-01", witness, "abd"))
         self.assertFalse(pitfalls.zipped_copy(folder / "both.zip", "runs/x-02", witness, "abc"))
         self.assertFalse(pitfalls.zipped_copy(folder / "no-manifest.zip", "runs/x-01", witness, "abc"))
+
+
+class WhereTheLoopsAreTest(PitfallTestCase):
+    def test_a_loop_named_from_project_is_said_where_the_loops_are(self):
+        """`../verify_loop.py loop-runs/X` typed in project/: the path is read from there; the answer says where the
+        loops are, with the command that works from there."""
+        env = dict(os.environ, PYTHONIOENCODING="utf-8")
+        for typed, named in (("loop-runs/repair-01", "repair-01"), ("loop-runs/nothing-01", "repair-01")):
+            with self.subTest(typed):
+                proc = subprocess.run([sys.executable, "../verify_loop.py", typed], cwd=self.root / "project",
+                                      capture_output=True, text=True, encoding="utf-8", timeout=30, env=env)
+                self.assertEqual((proc.returncode, proc.stdout), (2, ""))
+                self.assertIn(f"{typed} 不存在：路径按当前文件夹理解，而循环在工作区的 ../loop-runs/ 里，例如："
+                              f"{PYTHON} ../verify_loop.py ../loop-runs/{named}（", proc.stderr)
+        proc = subprocess.run([sys.executable, "verify_loop.py", "loop-runs/nothing-01"], cwd=self.root,
+                              capture_output=True, text=True, encoding="utf-8", timeout=30, env=env)
+        self.assertIn("loop-runs/nothing-01 不存在：请给出 loop-runs/ 下的循环目录", proc.stderr)  # from the workspace
