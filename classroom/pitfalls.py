@@ -176,6 +176,11 @@ def say_exercises(loops, home, alone, out, root, packed):
         changed = "不改变结果" if home["result"] == alone["result"] else f"不带它们是 {alone['result']}"
         say(f"另外：{len(loops)} 个练习的循环（{names_of(loops)}，名称以 {EXERCISE_PREFIX} 开头）也交上去了，{changed}。")
         return
+    if Path(root).name == SCRATCH:  # came back to the wrong folder: the hand-in is the workspace it was copied from
+        say(f"没有写出 {display_path(out)}：这里是练习副本 {display_path(root)}（练习 0 复制出来的），loop-runs/ 里有 "
+            f"{len(loops)} 个练习的循环（{names_of(loops)}）：带着它们，老师那一行是 {home['result']}。要交的是你原来的"
+            "工作区：回到那里（练习 0 是从它复制的，通常就在旁边），在那里运行 python3 verify_loop.py --pack 加你的名字.zip。")
+        return
     folder = free_folder(Path(root).parent / f"{Path(root).name}-练习的循环")
     say(f"没有写出 {display_path(out)}：loop-runs/ 里有 {len(loops)} 个练习的循环（{names_of(loops)}）。名称以 "
         f"{EXERCISE_PREFIX} 开头的是 docs/loop/EXERCISES.md 的练习起的名字，练习本应在副本 {SCRATCH}/ 里做。带着它们，"

@@ -181,6 +181,16 @@ class ExerciseLoopsTest(PitfallTestCase):
         self.assertEqual((code, self.assertSameRowAsTheTeacher(stdout, out)["result"]), (0, "pass"), stderr)
         self.assertTrue((folder / "runs" / "ex-repair-01-01" / "run.json").is_file())  # kept, not deleted
 
+    def test_packing_in_the_exercises_copy_says_to_go_back(self):
+        scratch = self.workspace(pitfalls.SCRATCH)  # the learner came back to the wrong folder
+        quietly(loop_lab.run_loop, scratch, "ex-repair-01", "repair")
+        (scratch / "runs" / "ex-repair-01-02" / "artifact" / "review.md").unlink()
+        code, stdout, stderr = self.pack(scratch, scratch.parent / "张三.zip")
+        self.assertEqual((code, stdout), (2, ""))
+        self.assertIn(f"这里是练习副本 {cli.display_path(scratch)}（练习 0 复制出来的）", stderr)
+        self.assertIn("要交的是你原来的工作区：回到那里", stderr)
+        self.assertNotIn("mv ", stderr)  # nothing to move out of a copy that is to be deleted
+
     def test_exercise_loops_that_leave_the_result_as_it_is_are_packed_and_said(self):
         workspace = self.workspace()
         quietly(loop_lab.run_loop, workspace, "ex-semantic-01", "semantic")
