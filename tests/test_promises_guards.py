@@ -83,6 +83,13 @@ class LoopRulesTest(VerifyTestCase):
                 self.assertIn(said, " ".join(verdict["problems"]))
                 self.doCleanups()
 
+    def test_a_reading_is_at_most_a_billion_seconds(self):
+        for reading, said in ((10 ** 9, False), (10 ** 9 + 1, True)):
+            with self.subTest(reading=reading), self.forged("r", lambda rec: [
+                    rec.update(elapsed_seconds=reading), rec["segments"][0].update(elapsed_seconds=reading)]):
+                verdict = self.verdict("r")
+                self.assertEqual("elapsed_seconds 是" in " ".join(verdict["problems"]), said, verdict)
+
     def test_a_windows_device_name_with_a_suffix_is_no_loop_name(self):
         for name in ("CON.txt", "nul.json", "Com1.tar.gz", "lpt9.x"):
             with self.subTest(name=name):
@@ -94,11 +101,16 @@ class LoopRulesTest(VerifyTestCase):
 
 
 class TitleTest(unittest.TestCase):
-    """docs/harness/TASK.md: a title of at most 80 characters, counted as written (spaces too)."""
+    """docs/harness/TASK.md's limits, counted alike by the exporter and its verifier on both sides: a title of at
+    most 80 characters as written (spaces too), 1 to 20 cards, a question of at most 200, an answer of at most 500, a
+    quote of 4 to 300."""
 
-    def verdicts(self, title):
+    def verdicts(self, title=None, change=None):
         candidate = json.loads((ROOT / "samples" / "valid.json").read_text(encoding="utf-8"))
-        candidate["title"] = title
+        if title is not None:
+            candidate["title"] = title
+        if change:
+            change(candidate)
         try:
             export_review.validate(candidate, ROOT / "project" / "notes")
             exporter = None
@@ -112,6 +124,25 @@ class TitleTest(unittest.TestCase):
                                 (" " + "题" * 79 + " ", False), ("e\u0301" * 40, True), ("e\u0301" * 40 + "x", False)):
             with self.subTest(title=title):
                 exporter, verifier = self.verdicts(title)
+                self.assertEqual(exporter, verifier)
+                self.assertEqual(verifier is None, accepted, verifier)
+
+    def test_the_other_limits_are_counted_alike_on_both_sides(self):
+        note = (ROOT / "project" / "notes" / "A01.md").read_text(encoding="utf-8").replace("\r\n", "\n")
+
+        def cards(count):
+            return lambda candidate: candidate.update(cards=[candidate["cards"][0]] * count)
+
+        def field(name, value):
+            return lambda candidate: candidate["cards"][0].update({name: value, "note_id": "A01"} if name == "quote"
+                                                                 else {name: value})
+        for change, accepted in ((cards(20), True), (cards(21), False), (cards(0), False),
+                                 (field("question", "问" * 200), True), (field("question", "问" * 201), False),
+                                 (field("answer", "答" * 500), True), (field("answer", "答" * 501), False),
+                                 (field("quote", note[:4]), True), (field("quote", note[:3]), False),
+                                 (field("quote", note[:300]), True), (field("quote", note[:301]), False)):
+            with self.subTest(accepted=accepted):
+                exporter, verifier = self.verdicts(change=change)
                 self.assertEqual(exporter, verifier)
                 self.assertEqual(verifier is None, accepted, verifier)
 
