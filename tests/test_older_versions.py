@@ -49,6 +49,15 @@ class VersionsTestCase(VerifyTestCase):
             return checked_loop(self.root / "loop-runs" / name,
                                 course=class_check.TeacherCourse(teacher or self.teacher)).result()
 
+    def made_on_other_files(self, run_name, rel):
+        """runs/RUN_NAME's run.json as a run made on another copy of REL would hold it (its fingerprint added up)."""
+        path = self.root / "runs" / run_name / "run.json"
+        self.keep(path)
+        run = json.loads(path.read_text(encoding="utf-8"))
+        entries = dict(run["context"]["entries"], **{rel: hashlib.sha256(b"another copy").hexdigest()})
+        run["context"].update(entries=entries, fingerprint=fingerprint_of(entries))
+        path.write_bytes(json.dumps(run, ensure_ascii=False, indent=2).encode("utf-8"))
+
     def assertJudged(self, verdict, result, *fragments):
         self.assertEqual(verdict["result"], result, verdict)
         text = " ".join(verdict["problems"])
@@ -85,12 +94,7 @@ class ReleaseTest(VersionsTestCase):
                 self.doCleanups()
 
     def test_a_child_made_on_other_files_than_its_loop_says_fails(self):
-        path = self.root / "runs" / "r-01" / "run.json"
-        self.keep(path)
-        run = json.loads(path.read_text(encoding="utf-8"))
-        entries = dict(run["context"]["entries"], **{"harness.py": hashlib.sha256(b"another harness").hexdigest()})
-        run["context"].update(entries=entries, fingerprint=fingerprint_of(entries))
-        path.write_bytes(json.dumps(run, ensure_ascii=False, indent=2).encode("utf-8"))
+        self.made_on_other_files("r-01", "harness.py")
         self.assertJudged(self.judged("r"), "fail", "这次运行记下的这些文件与它所属的记录记下的不同：harness.py")
 
     def test_a_release_whose_loop_wrote_another_schema_did_not_make_the_record(self):
@@ -147,12 +151,7 @@ class OlderSchemaTest(VersionsTestCase):
 
     def test_a_loop_run_3_child_made_on_other_files_fails(self):
         self.forge("r", as_v3_record)
-        path = self.root / "runs" / "r-02" / "run.json"
-        self.keep(path)
-        run = json.loads(path.read_text(encoding="utf-8"))
-        entries = dict(run["context"]["entries"], **{"samples/valid.json": hashlib.sha256(b"{}").hexdigest()})
-        run["context"].update(entries=entries, fingerprint=fingerprint_of(entries))
-        path.write_bytes(json.dumps(run, ensure_ascii=False, indent=2).encode("utf-8"))
+        self.made_on_other_files("r-02", "samples/valid.json")
         self.assertJudged(self.judged("r", table={}), "fail", "这次运行记下的这些文件与它所属的记录记下的不同")
 
 
