@@ -37,6 +37,12 @@ def known():
     return _known
 
 
+def names():
+    """{fingerprint: release name} of every earlier release, in the table's order, whatever form its entry has."""
+    return {fingerprint: release["release"] if type(release) is dict else release
+            for fingerprint, release in known().items()}
+
+
 def release_of(entries):
     """(name, schema its loop writes or None when the table does not say) of the earlier release whose course files
     are ENTRIES (a loop record's context entries: path -> sha256), or None."""

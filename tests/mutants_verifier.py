@@ -287,4 +287,9 @@ VERIFIER_MUTANTS = [
          replacement="    return is_number(value) and 0 <= value < MAX_READING",
          promise="单调时钟的读数最多 10⁹ 秒（恰好 10⁹ 还算）",
          tests=GUARDS),
+    dict(id="release-entry-shown-whole", file="classroom/releases.py",
+         original='    return {fingerprint: release["release"] if type(release) is dict else release',
+         replacement="    return {fingerprint: release",
+         promise="发布表里的新表项（版本名和记录格式）说出来的是版本名",
+         tests=OLDER + ("tests.test_pitfalls",)),
 ]

@@ -15,6 +15,8 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
+import sys
 import unittest
 from pathlib import Path
 from unittest import mock
@@ -133,6 +135,23 @@ class ReleaseTest(VersionsTestCase):
         extra = self.root / "runs" / f"{name}-03"
         shutil.copytree(self.root / "runs" / f"{name}-02", extra)
         self.addCleanup(shutil.rmtree, extra)
+
+
+    def test_a_release_made_now_keeps_the_schema_its_loop_writes(self):
+        table = self.root / "classroom" / "releases.json"
+        self.keep(table)
+        made = subprocess.run([sys.executable, "-m", "classroom.releases", "2027-03-01"], cwd=self.root,
+                              capture_output=True, text=True, encoding="utf-8", timeout=60,
+                              env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+        self.assertEqual(made.returncode, 0, made.stderr)
+        fingerprint = json.loads(made.stdout)["fingerprint"]
+        self.assertEqual(fingerprint, self.students)
+        entry = json.loads(table.read_text(encoding="utf-8"))["releases"][fingerprint]
+        self.assertEqual(entry, {"release": "2027-03-01", "schema": "loop-run/4"})
+        with mock.patch.object(releases, "_known", {fingerprint: entry, "f" * 64: "2026-11-30"}):
+            self.assertEqual(releases.names(), {fingerprint: "2027-03-01", "f" * 64: "2026-11-30"})
+            self.assertEqual(releases.release_of(json.loads(self.record_path("r").read_text(encoding="utf-8"))[
+                "context"]["entries"]), ("2027-03-01", "loop-run/4"))
 
 
 class OlderSchemaTest(VersionsTestCase):
