@@ -26,7 +26,7 @@ class Derivation:
         self.limits = record["limits"]
         self.api = record["model"]["kind"] == "api"
         self.used, self.last_end, self.failures, self.signatures = 0, 0.0, 0, []
-        self.reminded, self.call_ids, self.ends = False, set(), []
+        self.reminded, self.call_ids, self.ends, self.body_bytes = False, set(), [], 0
         resolution = record.get("clock_resolution")
         step = min(resolution, MAX_CLOCK_STEP) if type(resolution) in (int, float) and resolution > 0 else 0.0
         self.tolerance = ROUNDING + step  # two readings of a coarse clock may differ by one of its steps
@@ -102,6 +102,10 @@ class Derivation:
         attempts = turn["attempts"]
         if not attempts:
             return "none"
+        if attempts[0]["body_bytes"] <= self.body_bytes:  # each request carries the one before and its answer
+            self.verdict.add("body_not_growing", where=f"第 {number} 轮", value=attempts[0]["body_bytes"],
+                             before=self.body_bytes)
+        self.body_bytes = attempts[0]["body_bytes"]
         if len(attempts) > self.limits["max_retries"] + 1:
             self.verdict.add("too_many_retries", where=f"第 {number} 轮", max_retries=self.limits["max_retries"],
                              count=len(attempts))

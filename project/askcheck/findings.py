@@ -25,6 +25,8 @@ SENTENCES = {
     "no_attempt": ("fail", "{where} 没有任何 HTTP 尝试，却不是因为期限用完（gave_up 不是 deadline）：真实模型的每一轮至少发一次请求。"),
     "retry_number": ("fail", "{where} 的 retry 是 {value}，应是 {expected}：重试被删掉、插入或调换过。"),
     "too_many_retries": ("fail", "{where}：最多重试 {max_retries} 次，这一轮却有 {count} 次尝试。"),
+    "body_not_growing": ("fail", "{where} 的请求体 {value} 字节，不比上一轮的 {before} 字节大：每次请求都带着前面的对话和"
+                                 "上一轮的回应与结果，只会变大，轮次被删掉、插入或调换过。"),
     "body_changed": ("fail", "{where} 的请求体（{field}）和这一轮第 1 次尝试不同：重试发的是同一个请求体。"),
     "outcome": ("fail", "{where}：status {status} 和 error {error} 不可能同时出现（{why}）。"),
     "charged": ("fail", "{where}：计入 {value}，按规则应计入 {expected}（{why}）。"),
@@ -69,7 +71,7 @@ SENTENCES = {
     "log_cut": ("human", "服务端记录 {where} 的最后一行不完整：mock 可能正写着就被强行结束了，请人看一下。"),
     "log_backwards": ("fail", "服务端记录第 {line} 行的时刻 {value:.3f} 早于上一行的 {before:.3f}：mock 按收到的顺序写，时刻只会往后走。"),
     "log_number": ("fail", "服务端记录里请求编号 {value} 出现了不止一次：mock 每个请求编一个号。"),
-    "log_missing": ("fail", "{where} 收到了回应（status {status}），服务端记录里却没有这个请求（run={run}）：服务端记录少了一行，或这次尝试是加上去的。"),
+    "log_missing": ("fail", "{where}收到了回应（status {status}），服务端记录里却没有这个请求（run={run}）：服务端记录少了一行，或这次尝试是加上去的。"),
     "log_extra": ("fail", "服务端记录第 {line} 行（run={run}，retry_count={retry}，status {status}）在问题记录里没有对应的尝试：有请求被藏起来了。"),
     "log_extra_running": ("human", "服务端记录第 {line} 行（run={run}）还没写进问题记录：写记录的进程没有写完就停了。"),
     "log_differs": ("fail", "{where}：{field} 和服务端记录第 {line} 行不同（问题记录 {value}，服务端 {expected}）。"),
