@@ -15,7 +15,8 @@ process, a Ctrl-C, a clock step); `pass` otherwise.
 
 Another verifier may use it: `check_question(folder, server_log=None, limits=None)` returns the result dict
 (`server_log` a path or a `ServerLog`, read once for many records; `limits` the limits its own program asks
-with, for a record of another kind). It imports nothing of project/assistant/: the rules are its own
+with, for a record of another kind: {"max_turns": 4, ...}); `check_record(record, ...)` the same for a record
+already read. It imports nothing of project/assistant/: the rules are its own
 (askcheck/rules.py); askcheck/ holds the record's shape (shape.py), the derivation (derive.py), the server log
 (server.py) and the findings' sentences (findings.py). What it shares with the rest of the workspace: cli.py's
 plumbing (capped reads of plain files, strict JSON, the Chinese argument parser, output, paths shown).
@@ -44,8 +45,14 @@ except KeyboardInterrupt:
 def check_question(folder, server_log=None, limits=None) -> dict:
     """{"result", "stop", "turns", "requests", "run", "problems", "notes", "findings"} for one record folder."""
     folder = Path(folder)
-    verdict, record = Verdict(), None
     record, unusable = read_record(folder / RECORD_FILE)
+    return check_record(record, server_log, limits, display_path(folder), unusable)
+
+
+def check_record(record, server_log=None, limits=None, run=None, unusable=None) -> dict:
+    """check_question's result for a record already read (a dict as json.loads gives it); UNUSABLE is why it could
+    not be read, as shape.read_record says."""
+    verdict = Verdict()
     if unusable is not None:
         verdict.add(unusable[0], **unusable[1])
     elif shape_findings(verdict, record):
@@ -58,7 +65,7 @@ def check_question(folder, server_log=None, limits=None) -> dict:
     return {"result": verdict.result(), "stop": record.get("stop") if record else None, "turns": len(turns),
             "requests": sum(len(turn["attempts"]) for turn in turns if type(turn) is dict
                             and type(turn.get("attempts")) is list),
-            "run": display_path(folder), "problems": verdict.sentences("fail"), "notes": verdict.sentences("human"),
+            "run": run, "problems": verdict.sentences("fail"), "notes": verdict.sentences("human"),
             "findings": verdict.kinds()}
 
 

@@ -189,6 +189,8 @@ class QuestionRecorder:
                                      estimated=any(attempt["charged"]["estimated"] for attempt in attempts))
         self.detach(self.model)
         self.save()
+        if self.path is None:  # kept in memory only (the stop corpus)
+            return None
         from cli import display_path
         if self.write_error is not None:
             return (f"注意：记录 {display_path(self.path)} 没能写完（{self.write_error.strerror or '写入出错'}），"
