@@ -73,13 +73,25 @@ def limits_view(model, limits) -> dict:
             "max_retries": client("max_retries"), "max_tokens": client("max_tokens")}
 
 
+def write_replacing(path, record):
+    """RECORD as cli.write_json_atomic writes it (UTF-8, "\n", indented), renamed into place, without the sync."""
+    import json
+    tmp = Path(f"{path}.tmp")
+    with open(tmp, "wb") as file:
+        file.write((json.dumps(record, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+    os.replace(tmp, path)
+
+
 class QuestionRecorder:
     """One question's record at PATH (written by WRITE, cli.write_json_atomic by default)."""
 
     def __init__(self, path, record_id, question, model, limits, *, kind="question", wall=time.time, write=None):
         if write is None:
-            from cli import write_json_atomic as write
-        self.path, self.write, self.wall, self.model = path, write, wall, model
+            from cli import write_json_atomic
+            self.write, self.write_unsynced = write_json_atomic, write_replacing
+        else:  # the caller's own (e.g. kept in memory)
+            self.write = self.write_unsynced = write
+        self.path, self.wall, self.model = path, wall, model
         began = time.monotonic()
         # the real client counts from the question's deadline; the demo model has none, so its own clock
         self.offset = (lambda: time.monotonic() - began) if model.offline else model.offset
@@ -102,12 +114,17 @@ class QuestionRecorder:
     def start(self, path=None):
         self.save(path)
 
-    def save(self, path=None):
-        """Write the record; a later write that fails (a full disk) is said at the end, the question goes on."""
+    def save(self, path=None, synced=False):
+        """Write the record; a later write that fails (a full disk) is said at the end, the question goes on.
+
+        The first and the last write are synced to disk (cli.write_json_atomic); the ones between are whole files
+        renamed into place but not synced: a killed process leaves the last one whole, and a sync costs a disk
+        ~10 ms (twice a turn). Only a crash of the whole system could lose the writes since the first.
+        """
         if path is not None:  # the first record: a failure here is the caller's (nothing was asked yet)
             return self.write(path, self.record)
         try:
-            self.write(self.path, self.record)
+            (self.write if synced else self.write_unsynced)(self.path, self.record)
         except OSError as exc:
             self.write_error = exc
 
@@ -188,7 +205,7 @@ class QuestionRecorder:
         self.record["tokens"].update(used=sum(attempt["charged"]["tokens"] for attempt in attempts),
                                      estimated=any(attempt["charged"]["estimated"] for attempt in attempts))
         self.detach(self.model)
-        self.save()
+        self.save(synced=True)
         if self.path is None:  # kept in memory only (the stop corpus)
             return None
         from cli import display_path
