@@ -67,9 +67,10 @@ class CaseError(ValueError):
     """A case file that cannot be run: the message is Chinese and names the file."""
 
 
-def load_cases(folder=CASES):
-    """[(name, case)] of every case file, in name order; CaseError for one that cannot be run."""
-    cases = []
+def load_cases(folder=None):
+    """[(name, case)] of every case file (in CASES unless FOLDER), in name order; CaseError for one that cannot
+    be run."""
+    folder, cases = folder or CASES, []
     for path in sorted(folder.glob("*.json")):
         try:
             case = loads_record(path.read_bytes())
@@ -205,22 +206,23 @@ def run_corpus(cases):
 
 
 def guard_line(guard, results):
+    """The report's line for GUARD: its cases, false and late stops, and beside them the two systems' thresholds
+    (with what those would do on the same scripts, for the loop guards)."""
     mine = [result for result in results if result["guard"] == guard]
-    stops = [result for result in mine if "stop" in result["label"]]
-    count = {kind: sum(1 for result in mine if result["judged"] == kind) for kind in ("false", "late")}
-    late_turns = sum(result["off"] for result in mine if result["judged"] == "late")
+    stops = sum(1 for result in mine if "stop" in result["label"])
     ours, gemini, openhands = THRESHOLDS[guard]
-    line = (f"{guard}：{len(mine)} 例（应在某一轮停 {len(stops)}，不应提前停 {len(mine) - len(stops)}）："
-            f"误停 {count['false']}，晚停 {count['late']}（共 {late_turns} 轮）；本程序：{ours}；"
-            f"Gemini CLI：{gemini}；OpenHands：{openhands}")
-    for system in ("gemini", "openhands"):
+    line = (f"{guard}：{len(mine)} 例（{stops} 例标了停在第几轮，{len(mine) - stops} 例只要求不提前停），"
+            f"{_counted([(result['judged'], result['off']) for result in mine])}。本程序：{ours}。")
+    for system, name, threshold in (("gemini", "Gemini CLI", gemini), ("openhands", "OpenHands", openhands)):
         replays = [result[system] for result in mine if result[system] is not None]
-        if replays:
-            late = [off for verdict, off in replays if verdict == "late"]
-            false = sum(1 for verdict, _ in replays if verdict == "false")
-            name = "Gemini CLI" if system == "gemini" else "OpenHands"
-            line += f"；按 {name} 的阈值重放：误停 {false}，晚停 {len(late)}（共 {sum(late)} 轮）"
+        line += f"{name}：{threshold}" + (f"，按它的阈值重放：{_counted(replays)}。" if replays else "。")
     return line
+
+
+def _counted(judgements):
+    late = [off for verdict, off in judgements if verdict == "late"]
+    false = sum(1 for verdict, _ in judgements if verdict == "false")
+    return f"误停 {false}，晚停 {len(late)}" + (f" 例（共晚 {sum(late)} 轮）" if late else "")
 
 
 def main(argv=None):
