@@ -184,7 +184,8 @@ def replayed(case, detector):
 # ---- the report ---------------------------------------------------------------------------------------
 
 def run_corpus(cases):
-    """[{"case", "guard", "label", "stop", "turns", "requests", "judged", "late", "verified", "gemini", "openhands"}]."""
+    """Each case run and judged: [{"case", "guard", "label", "stop", "turns", "requests", "judged", "off",
+    "verified", "problems", "gemini", "openhands"}]."""
     clock, folder = SkippedWaits(), tempfile.TemporaryDirectory(prefix="stop-corpus-")
     log = Path(folder.name) / "server-log.jsonl"
     mock = MockServer(0, "script", script=[{}], request_log=log, clock=clock.now).start()

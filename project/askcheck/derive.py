@@ -285,7 +285,7 @@ class Derivation:
         return self.check_round(where, reply, turn["results"], turn["guards"])
 
     def check_cut_round(self, where, reply, results, last):
-        """A round a Ctrl-C cut: the results given so far, done ones first, then one interrupted and the rest not run."""
+        """A round a Ctrl-C cut: the results given so far, the done ones first, one interrupted, the rest not run."""
         if not (last and self.record["stop"] in ("interrupted", "running")):
             self.verdict.add("results", where=where, why="这一轮没有记下计数（guards），问题却不是被中断的")
         states = [result["state"] for result in results]

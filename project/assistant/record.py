@@ -100,6 +100,7 @@ class QuestionRecorder:
                        "model": model_view(model), "limits": limits_view(model, limits),
                        "started_at": _wall(wall()), "ended_at": None, "turns": [], "refused": None, "stop": "running",
                        "answer_sha256": None, "requests": 0,
+                       "clock_resolution": time.get_clock_info("monotonic").resolution,
                        "tokens": {"used": 0, "estimated": False, "budget": limits.max_tokens}, "elapsed": None}
 
     def attach(self, model):
