@@ -209,11 +209,12 @@ class QuestionRecorder:
         self.save(synced=True)
         if self.path is None:  # kept in memory only (the stop corpus)
             return None
-        from cli import display_path
+        from cli import command, display_path
         if self.write_error is not None:
             return (f"注意：记录 {display_path(self.path)} 没能写完（{self.write_error.strerror or '写入出错'}），"
                     "里面是最后一次写成的样子。")
-        return f"记录：{display_path(self.path)}（用 python3 project/verify_ask.py {display_path(self.path.parent)} 核对）"
+        checker = Path(__file__).resolve().parents[1] / "verify_ask.py"
+        return f"记录：{display_path(self.path)}（核对：{command(checker, self.path.parent)}）"
 
     def _seal(self):
         """An attempt a Ctrl-C (or a defect) cut off has no end: it ends now, its outcome unknown."""
