@@ -9,6 +9,7 @@ hand-made ones never touched (seeded, so a failure can be replayed).
 """
 import contextlib
 import copy
+import email.utils
 import io
 import json
 import random
@@ -17,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 from pathlib import Path
 
@@ -65,6 +67,16 @@ def setUpModule():
         runs[mode] = asker.ask(mode, script=script if mode == "script" else None, **options)
     runs["budget"] = asker.ask("progress", limits=Limits(max_tokens=12000))
     runs["interrupted"] = asker.ask("mixed", tool_runner=interrupt_at_tool)
+    runs["deadline-wait"] = asker.ask("429", deadline=0.3)  # the first backoff (0.5 s) does not fit
+    runs["deadline-cut"] = asker.ask("trickle", deadline=0.15)  # the attempt's own limit is the time left
+
+    def slow_tool(name, arguments):
+        asker.clock.sleep(1.0)  # a tool that takes the question's time
+        return "[]", False
+    runs["deadline-tools"] = asker.ask("progress", deadline=0.5, tool_runner=slow_tool)
+    later = email.utils.formatdate(time.time() + 5, usegmt=True)
+    runs["http-date"] = asker.ask("script", script=[{"status": 503, "error": "busy", "headers": {"retry-after": later}},
+                                                    {"content": "好"}])
     RUNS.update(tmp=tmp, asker=asker, runs=runs, log=verify_ask.ServerLog(asker.log))
 
 
@@ -87,8 +99,9 @@ class Records(unittest.TestCase):
 class HonestRecordsTest(Records):
     def test_every_mode_passes_with_the_stop_design_gives_and_the_servers_count(self):
         expected = design_modes()
-        for mode, (outcome, record, folder) in self.runs.items():
-            if mode in ("budget", "interrupted", "script", "slow"):
+        for mode in mock_model.MODES:
+            outcome, record, folder = self.runs[mode]
+            if mode in ("script", "slow"):
                 continue  # slow is DESIGN's Ctrl-C row: tests/test_question_record.py sends the real signal
             with self.subTest(mode=mode):
                 result = verify_ask.check_question(folder, self.log)
@@ -101,6 +114,27 @@ class HonestRecordsTest(Records):
             with self.subTest(name=name):
                 result = verify_ask.check_question(self.runs[name][2], self.log)
                 self.assertEqual((result["result"], result["stop"], result["requests"]), ("pass", stop, requests))
+
+    def test_the_deadline_and_an_http_date_pass_with_the_clients_own_reasons(self):
+        for name, why, attempts in (("deadline-wait", "deadline", 1), ("deadline-cut", "deadline", 1),
+                                    ("deadline-tools", "deadline", 0), ("http-date", None, 2)):
+            with self.subTest(name=name):
+                record = self.runs[name][1]
+                result = verify_ask.check_question(self.runs[name][2], self.log)
+                self.assertEqual(result["result"], "pass", result)
+                last = record["turns"][-1]
+                self.assertEqual(((last["gave_up"] or {}).get("why"), len(last["attempts"])), (why, attempts))
+        retry = self.runs["http-date"][1]["turns"][0]["attempts"][1]
+        self.assertTrue(4 < retry["wait"] <= 5, retry)  # the date, counted from when the 503 arrived
+        forged = copy.deepcopy(self.runs["http-date"][1])
+        forged["turns"][0]["attempts"][0]["received_at"] -= 3  # as if it had come 3 s earlier: the wait is wrong
+        self.assertIn("wait_not_hint", self.assertFails(forged, why="received_at moved")["findings"])
+        forged = copy.deepcopy(self.runs["deadline-wait"][1])
+        forged["turns"][0]["gave_up"]["left"] += 5
+        self.assertIn("gave_up_left", self.assertFails(forged, why="more time left than there was")["findings"])
+        forged = copy.deepcopy(self.runs["deadline-wait"][1])
+        forged["turns"][0]["gave_up"]["why"] = "limit"
+        self.assertIn("gave_up_wrong", self.assertFails(forged, why="retries said used up")["findings"])
 
     def test_an_interrupted_question_needs_a_person(self):
         result = verify_ask.check_question(self.runs["interrupted"][2], self.log)
