@@ -32,10 +32,11 @@ class Asker:
     def close(self):
         self.mock.stop()
 
-    def client(self, mode, **options):
+    def client(self, mode, url=None, **options):
+        """A client of a fresh session of MODE (or of URL, with the session's name as its last part)."""
         self.count += 1
         options.setdefault("sleep", self.clock.sleep)
-        return ChatClient(f"{self.mock.url}/mode/{mode}/s/q{self.count}", "test", random=lambda: 0.0,
+        return ChatClient(url or f"{self.mock.url}/mode/{mode}/s/q{self.count}", "test", random=lambda: 0.0,
                           clock=self.clock.now, **options)
 
     def ask(self, mode, limits=None, history=None, tool_runner=None, on_event=None, script=None, on_attempt=None,

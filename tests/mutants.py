@@ -866,7 +866,9 @@ MUTANTS = [
          original='    if attempt["error"] not in STATUS_ERRORS:\n        return None\n    for value',
          replacement='    for value',
          promise="只有错误状态码的响应头算服务端要求的等待",
-         tests=QUESTION),
+         tests=QUESTION,
+         equivalent="a record whose other attempts carry a retry-after already fails (derive.check_outcome: the "
+                    "client keeps hints from an error status only), so server_hint never sees one"),
     dict(id="ask-hint-zero", file="project/askcheck/rules.py",
          original="    if hint is not None and 0 < hint <= MAX_RETRY_AFTER:\n",
          replacement="    if hint is not None and 0 <= hint <= MAX_RETRY_AFTER:\n",
@@ -1014,7 +1016,7 @@ MUTANTS = [
          tests=QUESTION),
     dict(id="ask-running-passes", file="project/askcheck/findings.py",
          original='    "running": ("human",',
-         replacement='    "running": ("pass",',
+         replacement='    "running": ("fail",',
          promise="stop 还是 running 的记录交给人，不算通过",
          tests=QUESTION),
     # --- the question's recorder and the hooks it listens to ---------------------------------------------------

@@ -15,6 +15,7 @@ import json
 import random
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -74,6 +75,10 @@ def setUpModule():
         asker.clock.sleep(1.0)  # a tool that takes the question's time
         return "[]", False
     runs["deadline-tools"] = asker.ask("progress", deadline=0.5, tool_runner=slow_tool)
+    nobody = socket.socket()
+    nobody.bind(("127.0.0.1", 0))  # a port nothing listens on: every attempt is refused
+    runs["refused"] = asker.ask("plain", url=f"http://127.0.0.1:{nobody.getsockname()[1]}/refused")
+    nobody.close()
     later = email.utils.formatdate(time.time() + 5, usegmt=True)
     runs["http-date"] = asker.ask("script", script=[{"status": 503, "error": "busy", "headers": {"retry-after": later}},
                                                     {"content": "好"}])
@@ -88,7 +93,16 @@ class Records(unittest.TestCase):
         cls.tmp, cls.asker, cls.runs, cls.log = RUNS["tmp"], RUNS["asker"], RUNS["runs"], RUNS["log"]
 
     def check(self, record, log=None):
-        return verify_ask.check_record(json.loads(json.dumps(record)), self.log if log is None else log, run="x")
+        """verify_ask's result on RECORD against the mock's log (another LOG; False: the record alone)."""
+        log = self.log if log is None else log or None
+        return verify_ask.check_record(json.loads(json.dumps(record)), log, run="x")
+
+    def forged_log(self, edit):
+        """The mock's log with EDIT applied to its lines, as a ServerLog."""
+        lines = self.asker.log.read_text(encoding="utf-8").splitlines()
+        path = Path(tempfile.mkdtemp(dir=self.tmp)) / "log.jsonl"
+        path.write_text("\n".join(edit(lines)) + "\n", encoding="utf-8")
+        return verify_ask.ServerLog(path)
 
     def assertFails(self, record, log=None, why=""):
         result = self.check(record, log)
@@ -271,12 +285,6 @@ class ForgeryTest(Records):
         forged["turns"][0]["attempts"][0]["body_sha256"] = "1" * 64
         self.assertIn("log_missing", self.assertFails(forged, why="a body the server never saw")["findings"])
 
-    def forged_log(self, edit):
-        lines = self.asker.log.read_text(encoding="utf-8").splitlines()
-        path = Path(tempfile.mkdtemp(dir=self.tmp)) / "log.jsonl"
-        path.write_text("\n".join(edit(lines)) + "\n", encoding="utf-8")
-        return verify_ask.ServerLog(path)
-
     def test_a_server_line_left_out_fails(self):
         record = self.runs["500-then-ok"][1]
         mine = [index for index, line in enumerate(self.asker.log.read_text(encoding="utf-8").splitlines())
@@ -306,6 +314,118 @@ class ForgeryTest(Records):
                 (folder / "question.json").write_text(body, encoding="utf-8")
                 result = verify_ask.check_question(folder)
                 self.assertEqual((result["result"], result["findings"]), ("fail", [kind]))
+
+
+class EachRuleTest(Records):
+    """For each rule, a record that only it catches (the others all hold): both sides, where a rule has two."""
+
+    def one_attempt_then(self, base, failed, **retry):
+        """BASE's record with one failed attempt (FAILED's fields) before its only, successful one."""
+        record = copy.deepcopy(self.runs[base][1])
+        first, = record["turns"][0]["attempts"]
+        gone = dict(copy.deepcopy(first), usage=None, charged={"tokens": 0, "estimated": False}, end=first["start"],
+                    **failed)
+        wait = retry.pop("wait", 0.5)
+        record["turns"][0]["attempts"] = [gone, dict(first, retry=1, wait=wait, start=first["start"] + wait,
+                                                     end=first["end"] + wait, **retry)]
+        record["requests"] = 2
+        record["elapsed"] += wait
+        return record
+
+    def test_a_retry_after_a_failure_that_is_not_retried(self):
+        retried = self.one_attempt_then("plain", {"status": 500, "error": "status"})
+        self.assertEqual(self.check(retried, log=False)["result"], "pass")
+        after_401 = self.one_attempt_then("plain", {"status": 401, "error": "status"})
+        self.assertIn("retried_not_retryable", self.assertFails(after_401, log=False)["findings"])
+
+    def test_a_servers_zero_wait_is_none(self):
+        zero = self.one_attempt_then("plain", {"status": 429, "error": "status", "retry_after": "0"}, wait=0.45)
+        self.assertEqual(self.check(zero, log=False)["result"], "pass")
+        self.assertFails(self.one_attempt_then("plain", {"status": 429, "error": "status", "retry_after": "0"},
+                                               wait=0.0), log=False)
+
+    def test_an_unread_2xx_is_charged_its_bound(self):
+        record = copy.deepcopy(self.runs["error-200"][1])
+        attempt, = record["turns"][0]["attempts"]
+        attempt.update(error="not_json", usage={"total_tokens": 5}, charged={"tokens": 5, "estimated": False})
+        record["tokens"].update(used=5, estimated=False)
+        self.assertIn("charged", self.assertFails(record, log=False)["findings"])
+
+    def test_the_attempts_limit_is_the_time_left(self):
+        record = copy.deepcopy(self.runs["deadline-cut"][1])
+        record["turns"][0]["attempts"][0]["limit"] = 60.0
+        self.assertIn("limit_wrong", self.assertFails(record)["findings"])
+
+    def test_an_answer_is_the_replys_text(self):
+        record = dict(copy.deepcopy(self.runs["plain"][1]), answer_sha256="2" * 64)
+        self.assertEqual(self.assertFails(record)["findings"], ["answer"])
+
+    def test_a_refusal_the_budget_would_have_admitted(self):
+        record = copy.deepcopy(self.runs["budget"][1])
+        record["limits"]["token_budget"] = record["tokens"]["budget"] = 20000
+        self.assertEqual(self.assertFails(record)["findings"], ["refused"])
+
+    def test_a_turn_put_in_with_every_count_kept(self):
+        record = copy.deepcopy(self.runs["progress"][1])
+        turns = record["turns"]
+        inserted = copy.deepcopy(turns[4])
+        took = inserted["attempts"][0]["end"] - turns[4]["attempts"][0]["start"] + 0.01
+        for turn in turns[5:]:
+            for attempt in turn["attempts"]:
+                attempt["start"], attempt["end"] = attempt["start"] + took, attempt["end"] + took
+        for field, value in (("id", "call_forged"), ("arguments", '{"query": "另一个词"}')):
+            inserted["reply"]["tool_calls"][0][field] = value
+        inserted["results"][0].update(call_id="call_forged", content_sha256="3" * 64)
+        for attempt in inserted["attempts"]:
+            attempt["start"], attempt["end"] = attempt["start"] + took, attempt["end"] + took
+        turns.insert(5, inserted)
+        dropped = turns.pop()
+        for turn, number in zip(turns, range(1, 99)):
+            turn["turn"] = number
+        record["elapsed"] += took
+        record["tokens"]["used"] += (inserted["attempts"][0]["charged"]["tokens"]
+                                     - dropped["attempts"][0]["charged"]["tokens"])
+        self.assertEqual(self.check(record, log=False)["findings"], ["body_not_growing"])
+
+    def test_the_status_the_server_sent(self):
+        record = copy.deepcopy(self.runs["429"][1])
+        record["turns"][0]["attempts"][1]["status"] = 503
+        self.assertEqual(self.assertFails(record)["findings"], ["log_differs"])
+
+    def test_the_server_saw_the_wait(self):
+        record = self.runs["429-after"][1]
+
+        def early(lines):
+            mine = [index for index, line in enumerate(lines) if json.loads(line)["run"] == record["id"]]
+            first, second = (json.loads(lines[index]) for index in mine)
+            second["at"] = first["at"] + 0.1
+            return [json.dumps(second, ensure_ascii=False) if index == mine[1] else line
+                    for index, line in enumerate(lines)]
+        self.assertEqual(self.assertFails(record, self.forged_log(early))["findings"], ["log_gap"])
+
+    def test_an_interrupted_attempt_that_got_its_reply_is_in_the_servers_log(self):
+        record = copy.deepcopy(self.runs["plain"][1])
+        record["turns"][0]["attempts"][0]["error"] = "unknown"
+        record["turns"][0].update(reply=None, usage=None)
+        record["stop"] = "interrupted"
+        self.assertEqual(self.check(record)["result"], "needs_human")
+        log = self.forged_log(lambda lines: [line for line in lines
+                                                           if json.loads(line)["run"] != record["id"]])
+        self.assertIn("log_missing", self.assertFails(record, log)["findings"])
+
+    def test_a_refused_connection_is_charged_nothing(self):
+        result = verify_ask.check_question(self.runs["refused"][2])
+        self.assertEqual((result["result"], result["stop"], result["requests"]), ("pass", "api_error", 3))
+        attempts = self.runs["refused"][1]["turns"][0]["attempts"]
+        self.assertEqual({(a["connected"], a["error"], a["charged"]["tokens"]) for a in attempts},
+                         {(False, "connection", 0)})
+
+    def test_the_base_url_keeps_no_key_or_query(self):
+        from assistant.record import model_view
+
+        class Model:
+            offline, name, base_url = False, "m", "https://user:secret@api.example.com:8443/v1?key=sk-1#x"
+        self.assertEqual(model_view(Model())["base_url"], "https://api.example.com:8443/v1")
 
 
 class UnseenForgeryTest(Records):

@@ -11,6 +11,7 @@ from .rules import (API_LIMITS, MAX_CLOCK_STEP, MAX_RETRY_AFTER, MAX_SECONDS, QU
                     STATUS_ERRORS, charge, finish_stop, repeated_period, retryable, round_signature, server_hint,
                     wait_problem)
 
+HINTS = ("retry_after", "retry_after_ms", "should_retry")
 OVERRUN = 1.0  # seconds past its own limit an attempt may end on a busy machine before a person should look
 
 
@@ -156,6 +157,8 @@ class Derivation:
             why = "非 2xx 的回应算错误状态码（status 或 context_length）"
         elif status is not None and not attempt["connected"]:
             why = "收到回应的尝试一定连上了服务端"
+        elif error not in STATUS_ERRORS and any(attempt[key] is not None for key in HINTS):
+            why = "只有错误状态码的响应头才会被记下（retry-after、retry-after-ms、x-should-retry）"
         if why:
             self.verdict.add("outcome", where=where, status=status, error=error, why=why)
 
