@@ -74,11 +74,12 @@ def limits_view(model, limits) -> dict:
 
 
 def write_replacing(path, record):
-    """RECORD as cli.write_json_atomic writes it (UTF-8, "\n", indented), renamed into place, without the sync."""
+    """RECORD as UTF-8 JSON on one line, renamed into place, without the sync: the writes between the first and the
+    last. One line, because json's C encoder only writes it so: indented, a 20-turn record costs ~5 ms a write."""
     import json
     tmp = Path(f"{path}.tmp")
     with open(tmp, "wb") as file:
-        file.write((json.dumps(record, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+        file.write((json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8"))
     os.replace(tmp, path)
 
 
