@@ -629,7 +629,7 @@ def build_parser():
                                   "必须不超过 N，否则以 token_budget 停下；默认不设预算")
         command.add_argument("--record", metavar="NAME", default=None,
                              help="把这个问题的循环记在 ask-runs/NAME/question.json（chat：每问一个 NAME-01、NAME-02……），"
-                                  "用 project/verify_ask.py 核对；名称已用过时不运行")
+                                  "可以独立核对；名称已用过时不运行")
     return parser
 
 

@@ -60,8 +60,8 @@ def model_view(model) -> dict:
     host = parts.hostname or ""
     netloc = f"[{host}]" if ":" in host else host
     netloc += f":{parts.port}" if parts.port else ""
-    return {"kind": "api", "name": model.name, "base_url": urllib.parse.urlunsplit((parts.scheme, netloc, parts.path,
-                                                                                    "", ""))}
+    base_url = urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    return {"kind": "api", "name": model.name, "base_url": base_url}
 
 
 def limits_view(model, limits) -> dict:

@@ -27,7 +27,7 @@ class RequestLog:
     """The log file, written one whole line at a time under a lock (requests are served by many threads)."""
 
     def __init__(self, path, clock=time.monotonic):
-        self.file = open(path, "a", encoding="utf-8", newline="\n")
+        self.file = open(path, "ab")  # bytes: "\n" on every system
         self.lock = threading.Lock()
         self.clock = clock
         self.started = clock()
@@ -35,7 +35,7 @@ class RequestLog:
     def write(self, **fields):
         with self.lock:  # read under the lock: the file's order is the order of the times
             fields["at"] = round(self.clock() - self.started, 3)
-            self.file.write(json.dumps(fields, ensure_ascii=False) + "\n")
+            self.file.write((json.dumps(fields, ensure_ascii=False) + "\n").encode("utf-8", "surrogatepass"))
             self.file.flush()
 
     def close(self):
