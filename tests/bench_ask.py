@@ -5,8 +5,9 @@
 Three figures, medians of interleaved runs (so machine load affects both sides alike):
 - in one process, one question of 20 turns against the in-process mock (progress mode): without a recorder, and
   with one writing its record into a temporary copy of the workspace (in DIR if given, e.g. /dev/shm, to separate
-  the program's own cost from a slow disk's: a record is synced to disk at its first and last write). The
-  difference per turn is recording's cost; target <= 5 ms;
+  the program's own cost from a slow disk's: a record is synced to disk at its first and last write, renamed into
+  place at the others). The difference per turn is recording's cost; target <= 5 ms (with --dir on a memory disk:
+  a slow disk adds what its renames and syncs cost, measured 5-7 ms a turn on a VM's disk);
 - as a learner runs it: `app.py ask --offline` (the demo model, 3 turns) without and with `--record NAME`, the
   difference per turn (each process also imports what recording needs);
 - with --baseline WORKSPACE (another copy of the workspace, e.g. `git archive main`): the same 20-turn question
