@@ -105,7 +105,10 @@ class RoundTripTest(SharedWorkspaceTestCase):
         self.assertIn("缺少：stuck", imported.comments[100002])
         self.assertEqual(sorted(imported.seen), sorted(moodle.people))  # every row matched a participant
 
-    def assert_feedback_in_place(self, moodle, tag):
+    def assert_feedback_in_place(self, moodle, tag, version):
+        with zipfile.ZipFile(self.root / f"feedback{tag}.zip") as archive:
+            folders = {name.split("/")[0] for name in archive.namelist()}
+        self.assertEqual(folders, set(moodle.folders(version).values()))  # the download's own folder names
         taken, ignored = moodle.upload_feedback_zip((self.root / f"feedback{tag}.zip").read_bytes())
         self.assertEqual(ignored, [])
         self.assertEqual(sorted(taken), sorted(SOURCES))
@@ -123,7 +126,7 @@ class RoundTripTest(SharedWorkspaceTestCase):
         self.assertIn("保留了名单里已有的成绩或评语：王五（成绩 90.00 和评语）", stderr)
         imported = moodle.upload_grades((self.root / "grades-41.csv").read_bytes(), T2)
         self.assert_moodle_imported(moodle, imported)
-        self.assert_feedback_in_place(moodle, "-41")
+        self.assert_feedback_in_place(moodle, "-41", (4, 1))
 
     def test_moodle_before_4_1_chinese_worksheet_needs_ignore_modified_for_earlier_grades(self):
         moodle, rows, stderr = self.moodle_round_trip("zh_cn", (4, 0), bom=True, tag="-40")
@@ -136,7 +139,7 @@ class RoundTripTest(SharedWorkspaceTestCase):
         self.assert_moodle_imported(moodle, imported, stale_skipped=(100006,))
         moodle = moodle_class("zh_cn")  # the same upload with "Allow updating records modified more recently"
         self.assert_moodle_imported(moodle, moodle.upload_grades(data, T2, ignoremodified=True))
-        self.assert_feedback_in_place(moodle, "-40")
+        self.assert_feedback_in_place(moodle, "-40", (4, 0))
 
     def test_a_gbk_worksheet_is_read_and_written_back_in_utf8_with_a_bom(self):
         moodle, rows, stderr = self.moodle_round_trip("zh_cn", (4, 1), encoding="gbk", tag="-gbk")
@@ -209,10 +212,14 @@ class RoundTripTest(SharedWorkspaceTestCase):
         self.assertIn("李四_12345_9005_作业-1.zip", names)
         self.assertIn("qian_liqi_12349_9004_qq.zip", names)
         book = self.root / "gradebook.csv"
-        book.write_bytes(course.export(split_names=True, period="Fall 2026", bom=True).encode("utf-8"))
+        book.write_bytes(course.export(split_names=True, period="2026", bom=True).encode("utf-8"))
         code, rows, stderr = self.check("--class", "canvas", "--roster", book.name, "--grades", "canvas-grades.csv")
         self.assertEqual((code, rows), (2, []))  # two assignments: which one is this?
-        self.assertIn("Lesson 14 loops (5501)、Lesson 13 harness (5502)", stderr)
+        self.assertIn("里有 2 个作业列（Lesson 14 loops (5501)、Lesson 13 harness (5502)）", stderr)
+        code, rows, stderr = self.check("--class", "canvas", "--roster", book.name, "--grades", "canvas-grades.csv",
+                                        "--assignment", "5503")
+        self.assertEqual((code, rows), (2, []))
+        self.assertIn("没有叫 5503 的作业列：作业列是 Lesson 14 loops (5501)、Lesson 13 harness (5502)", stderr)
         for wanted in ("5501", "Lesson 14 loops"):
             with self.subTest(assignment=wanted):
                 code, rows, stderr = self.check("--class", "canvas", "--roster", book.name, "--grades",
@@ -240,3 +247,39 @@ class RoundTripTest(SharedWorkspaceTestCase):
         imported = course.import_gradebook((self.root / "canvas-gbk-grades.csv").read_bytes())
         self.assertEqual(imported.error, None)
         self.assertEqual(sorted(imported.changes), [(12345, 5501), (12346, 5501), (12347, 5501)])  # found by ID
+
+    def test_an_anonymous_canvas_download_is_matched_by_user_id(self):
+        course = self.canvas_course()
+        target = self.root / "canvas-anonymous"
+        target.mkdir()
+        for uid, attachment, late in ((12345, 9101, False), (12346, 9102, True)):
+            name = course.download_name(uid, attachment, "hand-in.zip", late=late, anonymous=True)
+            shutil.copy(self.zipped(f"anonymous-{uid}", "honest"), target / name)
+        self.assertEqual(sorted(path.name for path in target.iterdir()),
+                         ["12345_9101_hand-in.zip", "late_12346_9102_hand-in.zip"])
+        (self.root / "gradebook-anonymous.csv").write_bytes(course.export().encode("utf-8"))
+        code, rows, stderr = self.check("--class", "canvas-anonymous", "--roster", "gradebook-anonymous.csv",
+                                        "--grades", "canvas-anonymous-grades.csv", "--assignment", "5501")
+        self.assertEqual({row["id"]: row["result"] for row in rows}["12346"], "pass", stderr)
+        self.assertFalse(any(row.get("notes") for row in rows), rows)
+        imported = course.import_gradebook((self.root / "canvas-anonymous-grades.csv").read_bytes())
+        self.assertEqual(imported.changes, {(12345, 5501): "10.00", (12346, 5501): "10.00"})
+
+    def test_what_an_earlier_run_wrote_is_told_from_the_teachers_own_entries(self):
+        from classroom import grades
+        hundred = Decimal(100)
+        cases = [  # (grade cell, comment cell, the teacher's own?)
+            ("", "", False), ("-", "", False), ("N/A", "", False),
+            ("90.00", "", True), ("", TEACHERS, True), ("0.00", "", True),
+            ("100.00", "六个情景都有通过的循环。内容是否合适仍由老师审阅。", False),
+            ("95.00", "六个情景都有通过的循环。内容是否合适仍由老师审阅。", True),  # the grade changed by hand
+            ("83.33", EARLIER, False), ("83,33", EARLIER, False), ("83.34", EARLIER, True),
+            ("83.33", EARLIER + "请补交。", True),
+            ("0.00", "有记录与证据不符（repair），详见反馈文件。", False),
+            ("", "没能打开你的提交，还没有核对：请按 README「交作业」用 --pack 打包后重新提交。", False),
+            ("60.00", "没能打开你的提交，还没有核对：请按 README「交作业」用 --pack 打包后重新提交。", True),
+        ]
+        for grade_cell, comment_cell, expected in cases:
+            with self.subTest(grade=grade_cell, comment=comment_cell):
+                self.assertIs(grades.teachers_own(grade_cell, comment_cell, hundred), expected)
+        self.assertIs(grades.teachers_own("8.33", EARLIER, Decimal(10)), False)  # 10 × 5/6, of a maximum of 10
