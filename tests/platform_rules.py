@@ -279,7 +279,8 @@ class CanvasCourse:
                          *["(read only)"] * len(total_columns)]]
         for student in sorted(self.students.values(), key=lambda s: s.sortable_name):
             name = [student.last, student.first] if split_names else [student.sortable_name]
-            cells = [*name, str(student.uid), *([student.sis] if sis else []), student.login, "A", *[""] * len(self.custom)]
+            cells = [*name, str(student.uid), *([student.sis] if sis else []), student.login, "A",
+                     *[""] * len(self.custom)]
             for aid, (_, _, assigned) in self.assignments.items():
                 visible = assigned is None or student.uid in assigned
                 cells.append(self.scores.get((student.uid, aid), "") if visible else "N/A")
@@ -302,7 +303,8 @@ class CanvasCourse:
             sizes = [len(next(csv.reader([line], delimiter=sep), [])) for line in lines]
             counts[sep] = sizes[0] if len(set(sizes)) == 1 else 0
         sep = ";" if counts[";"] > counts[","] else ","
-        rows = [row for row in csv.reader(io.StringIO(text), delimiter=sep) if not re.fullmatch(r"[;, ]*", sep.join(row))]
+        rows = [row for row in csv.reader(io.StringIO(text), delimiter=sep)
+                if not re.fullmatch(r"[;, ]*", sep.join(row))]  # skip_lines: /^[;, ]+$/
         header = rows[0]
         split = header[0] == "LastName" and header[1] == "FirstName"
         if not ((len(header) > 3 and "Student" in header[0] and "ID" in header[1]) or

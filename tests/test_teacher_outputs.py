@@ -125,7 +125,7 @@ class TeacherOutputsTest(SharedWorkspaceTestCase):
         try:
             os.symlink(self.root, self.root / "via", target_is_directory=True)
         except (OSError, NotImplementedError):
-            self.skipTest("no symbolic links here")
+            self.skipTest("这里不能创建符号链接")
         for args in (("--grades", "via/linked-roster.txt"), ("--grades", f"via/../{self.root.name}/linked-roster.txt")):
             with self.subTest(args=args):
                 code, rows, stderr = self.run_class("--class", "linked-class", "--roster", roster.name, *args)
@@ -180,7 +180,7 @@ class TeacherOutputsTest(SharedWorkspaceTestCase):
 
     def test_pack_over_1100_nested_folders_writes_its_zip_and_its_row(self):
         if os.name == "nt":
-            self.skipTest("Windows paths stop at 260 characters long before 1,100 folders")
+            self.skipTest("Windows 的路径在 1,100 层文件夹之前早就超过 260 个字符了")
         from classroom import hand_in
         import cli
         workspace = self.student(self.root / "deep-workspace")  # its evidence; the course files are the copy's
@@ -213,7 +213,8 @@ class TeacherOutputsTest(SharedWorkspaceTestCase):
             "Identifier,Full name,Grade,Maximum Grade\nParticipant 100001,张三,,100\nParticipant 100002,张三,,100\n"
             .encode("utf-8"))
         code, rows, stderr = self.run_class("--class", "namesake-class", "--roster", "namesakes.csv")
-        self.assertEqual([(row["id"], row["result"]) for row in rows[:2]], [("100001", "missing"), ("100002", "missing")])
+        self.assertEqual([(row["id"], row["result"]) for row in rows[:2]],
+                         [("100001", "missing"), ("100002", "missing")])
         self.assertEqual(rows[2]["notes"][0], "不在名单：这份提交与名单上不止一个人对得上（名字相同，编号也分不开），分不清是谁的。")
 
     def test_the_course_version_note_comes_at_exactly_half_of_the_submissions_with_loops(self):
