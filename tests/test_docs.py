@@ -1,6 +1,7 @@
-"""Executable documentation: README.md, docs/loop/TEACHER.md and docs/loop/EXERCISES.md run as a reader would.
+"""Executable documentation: README.md, the teacher's page, the exercises, the notes assistant's page and the
+maintainers' page (DOCUMENTS) run as a reader would.
 
-The convention the documents follow (README.md, section 「可执行的文档」, says the same in Chinese):
+The convention the documents follow (docs/MAINTAINERS.md, section 「可执行的文档」, says the same in Chinese):
 - a fenced block with the info string `sh` holds POSIX commands, one per line, that the learner
   types in the order shown (text after an unquoted `#` is a comment);
 - a `stdout` block after it shows what those commands print on stdout, all of them, in order;
@@ -8,9 +9,8 @@ The convention the documents follow (README.md, section 「可执行的文档」
   (`powershell`, `bat`, plain text) and prose do not end the group;
 - every other block (`powershell`, `bat`, `text`, untagged) is shown only, never run.
 
-One test walks the README in a temporary copy of the workspace, then the teacher's page and the exercises
-at the same time, each in its own copy of the workspace as the README left it (both build on the README
-only). In a whole-suite run the walk is done by a process of its own, started while unittest collects the
+One test walks the README in a temporary copy of the workspace, then the other documents at the same time,
+each in its own copy of the workspace as the README left it (each builds on the README only). In a whole-suite run the walk is done by a process of its own, started while unittest collects the
 suite, so it runs beside the other tests (BackgroundWalk). The test compares every shown output with what
 the commands print, exactly, after the masks in MASKS (figures that vary from run to run; both sides).
 Printed paths that differ on every machine are rewritten before comparing: the folder holding the
@@ -41,7 +41,8 @@ from pathlib import Path
 
 from tests.support import _FAST_TEMP, PYTHON, ROOT, WorkspaceTestCase, _ignore
 
-DOCUMENTS = ("README.md", "docs/loop/TEACHER.md", "docs/loop/EXERCISES.md")
+DOCUMENTS = ("README.md", "docs/loop/TEACHER.md", "docs/loop/EXERCISES.md", "docs/assistant/README.md",
+             "docs/MAINTAINERS.md")
 # What the documents' commands create in the workspace: removed from the copy first, in case the checkout
 # holds them from a reader who followed the README there (a fresh ZIP has none of them).
 CREATED_BY_DOCUMENTS = ("my-export", "交作业", "全班.md", "全班.csv", "反馈", "张三.zip", "练习后", "下载", "下载.zip",
@@ -301,8 +302,8 @@ def walk(shell, document):
 def walk_documents(root):
     """Walks every document in the workspace copy ROOT; a JSON-ready summary of what was compared and found.
 
-    The README first; then the teacher's page and the exercises at the same time, each in its own copy of the
-    workspace as the README left it (both build on the README only; their commands mostly wait on children).
+    The README first; then the other documents at the same time, each in its own copy of the workspace as the
+    README left it (each builds on the README only; their commands mostly wait on children).
     """
     root = Path(root)
     for name in CREATED_BY_DOCUMENTS:

@@ -99,6 +99,22 @@ class RepositoryTest(unittest.TestCase):
         self.assertEqual([name for name in documents if name not in listed], [],
                          "README.md 「目录」 must name every document under docs/")
 
+    def test_the_readme_first_screen_says_where_to_start(self):
+        """Before its first section the README shows the two commands and the reading order, down to the
+        verifier's rules and `--explain`; the notes assistant and the maintainers have pages of their own."""
+        first = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## ", 1)[0]
+        order = ["AGENTS.md", "docs/loop/TASK.md", "loop_lab.py", "verify_loop.py", "verifier/records.py",
+                 "verifier/check.py", "verifier/clocks.py", "verifier/older.py", "verifier/explain.py", "--explain"]
+        self.assertEqual([name for name in order if f"{name}" not in first], [])
+        reading = first.split("读代码的顺序", 1)[1]
+        found = [reading.index(name) for name in order[:4]]
+        self.assertEqual(found, sorted(found), "the reading order")
+        for command in ("python3 loop_lab.py --run demo-01 --scenario repair\n", "python3 -m unittest\n"):
+            self.assertIn(f"```sh\n{command}```", first)
+        self.assertLessEqual(first.count("\n"), 60, "one screen")
+        for page in ("docs/assistant/README.md", "docs/MAINTAINERS.md"):
+            self.assertIn(f"`{page}`", first)
+
     def test_agents_md_names_every_file_of_the_verifiers(self):
         text = (ROOT / "AGENTS.md").read_text(encoding="utf-8")
         files = verifier_files()
