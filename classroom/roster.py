@@ -37,7 +37,6 @@ MOODLE_HEADERS = {  # the worksheet's columns, in English and in Simplified Chin
     "grade": ("grade", "成绩", "分数"),
     "maximum": ("maximum grade", "最高分", "满分", "最高成绩", "最大成绩"),
     "feedback": ("feedback comments", "评语反馈", "反馈评语", "评语", "反馈意见"),
-    "modified": ("last modified (grade)", "上次修改（评分）", "最后修改（教师）", "最后修改（成绩）"),
 }
 PARTICIPANT = re.compile(r"\s*\S+?\s*([0-9]+)\s*")  # "Participant 123456", "参与人123456"
 CANVAS_ASSIGNMENT = re.compile(r"(.*)\s\(([0-9]+)\)", re.DOTALL)  # Assignment.title_and_id
@@ -77,7 +76,6 @@ class Roster:
         self.quote_spaces = not self.quote_all and any(
             " " in title and f'"{title}"' in first for title in (self.records or [[]])[0])
         self.people, self.grade, self.feedback, self.maximum = [], None, None, {}
-        self.identity = None  # the column whose value names the person (the platform's own key)
         self.graded = {}  # record number -> the row shown for the person of that record
         self.converted = encoding not in ("utf-8", "utf-8-sig")  # written back as UTF-8 with a BOM, said
 
@@ -125,7 +123,6 @@ def roster_of(path, for_grades=False, assignment=None):
         lines = lines[1 if lines and lines[0][1].casefold() in LIST_HEADERS else 0:]
         roster.records = [[name] for _, name in lines]
         roster.people = [Person(index, name, "", [], line) for index, (line, name) in enumerate(lines)]
-        roster.identity = 0
     if assignment is not None and roster.kind != "canvas":
         raise RosterError("不是 Canvas 的成绩册：--assignment 只用来在 Canvas 成绩册的几个作业列里选一列，请去掉它。")
     if not roster.people:
@@ -193,9 +190,8 @@ def moodle_people(roster):
     if found["identifier"] is None or found["grade"] is None:
         raise RosterError(f"认不出是哪种名单：找到的列是 {'、'.join(title or '（空）' for title in header)}。"
                           "请给出 Moodle 的离线评分工作表、Canvas 的成绩册导出、GitHub Classroom 的 roster，或每行一个名字的文本。")
-    roster.grade, roster.identity = found["grade"], found["identifier"]
+    roster.grade = found["grade"]
     roster.feedback = found["feedback"]  # unknown in this language: comments stay in the feedback files only
-    roster.modified = found["modified"]
     for index, record in enumerate(roster.records[1:], 1):
         cells = record + [""] * (len(header) - len(record))
         match = PARTICIPANT.fullmatch(cells[found["identifier"]])
@@ -288,7 +284,7 @@ def canvas_people(roster, for_grades, wanted=None):
     header = [roster.records[0][0].lstrip("\ufeff"), *roster.records[0][1:]]
     split, _ = student_columns(header)
     roster.grade = chosen_assignment(header, for_grades, wanted)
-    roster.identity = 2 if split else 1  # the importer finds the student by this column first
+    at_id = 2 if split else 1  # the importer finds the student by this column first
     ids = {role: column(header, [role]) for role in ("sis user id", "sis login id")}
     for index, record in enumerate(roster.records[1:], 1):
         cells = record + [""] * (len(header) - len(record))
@@ -301,14 +297,13 @@ def canvas_people(roster, for_grades, wanted=None):
         name = f"{cells[1]} {cells[0]}".strip() if split else cells[0]
         flipped = " ".join(reversed([part.strip() for part in name.split(",")]))  # "Zhang, San" is San Zhang
         others = [cells[ids[role]] for role in ids if ids[role] is not None]
-        roster.people.append(Person(index, name, cells[roster.identity], [flipped, *others]))
+        roster.people.append(Person(index, name, cells[at_id], [flipped, *others]))
 
 
 def github_people(roster):
     header = [title.strip().casefold() for title in roster.records[0]]
     at = {role: header.index(role) if role in header else None
           for role in ("identifier", "github_username", "github_id", "name")}
-    roster.identity = at["github_username"]
     for index, record in enumerate(roster.records[1:], 1):
         cells = record + [""] * (len(header) - len(record))
         names = [cells[at[role]] for role in at if at[role] is not None]

@@ -187,7 +187,8 @@ class RoundTripTest(SharedWorkspaceTestCase):
              CanvasStudent(12347, "José", "Núñez", "jnunez", "s12347"),
              CanvasStudent(12348, "Jiu", "Zhou", "zhoujiu", "s12348"),
              CanvasStudent(12349, "Qi", "Qian_Li", "qianqi", "s12349")],
-            {5501: ("Lesson 14 loops", Decimal(10), None), 5502: ("Lesson 13 harness", Decimal(20), None)},
+            {5501: ("Lesson 14 loops", Decimal(10), None), 5502: ("Lesson 13 harness", Decimal(20), None),
+             5503: ("Lesson 14 make-up", Decimal(10), {12347})},  # assigned to one student: N/A for the others
             custom_columns=["Notes"])
         course.scores[(12349, 5501)] = "9.50"  # the teacher graded 钱 by hand already
         course.scores[(12345, 5502)] = "18.00"
@@ -215,11 +216,18 @@ class RoundTripTest(SharedWorkspaceTestCase):
         book.write_bytes(course.export(split_names=True, period="2026", bom=True).encode("utf-8"))
         code, rows, stderr = self.check("--class", "canvas", "--roster", book.name, "--grades", "canvas-grades.csv")
         self.assertEqual((code, rows), (2, []))  # two assignments: which one is this?
-        self.assertIn("里有 2 个作业列（Lesson 14 loops (5501)、Lesson 13 harness (5502)）", stderr)
+        listed = "Lesson 14 loops (5501)、Lesson 13 harness (5502)、Lesson 14 make-up (5503)"
+        self.assertIn(f"里有 3 个作业列（{listed}）", stderr)
+        code, rows, stderr = self.check("--class", "canvas", "--roster", book.name, "--grades", "canvas-grades.csv",
+                                        "--assignment", "5504")
+        self.assertEqual((code, rows), (2, []))
+        self.assertIn(f"没有叫 5504 的作业列：作业列是 {listed}", stderr)
         code, rows, stderr = self.check("--class", "canvas", "--roster", book.name, "--grades", "canvas-grades.csv",
                                         "--assignment", "5503")
-        self.assertEqual((code, rows), (2, []))
-        self.assertIn("没有叫 5503 的作业列：作业列是 Lesson 14 loops (5501)、Lesson 13 harness (5502)", stderr)
+        imported = course.import_gradebook((self.root / "canvas-grades.csv").read_bytes())
+        self.assertEqual(imported.changes, {(12347, 5503): "10.00"})
+        written = (self.root / "canvas-grades.csv").read_text(encoding="utf-8")
+        self.assertEqual(written.count(",N/A,"), 4)  # the others' cells left as Canvas wrote them
         for wanted in ("5501", "Lesson 14 loops"):
             with self.subTest(assignment=wanted):
                 code, rows, stderr = self.check("--class", "canvas", "--roster", book.name, "--grades",
@@ -283,3 +291,13 @@ class RoundTripTest(SharedWorkspaceTestCase):
             with self.subTest(grade=grade_cell, comment=comment_cell):
                 self.assertIs(grades.teachers_own(grade_cell, comment_cell, hundred), expected)
         self.assertIs(grades.teachers_own("8.33", EARLIER, Decimal(10)), False)  # 10 × 5/6, of a maximum of 10
+
+    def test_late_is_read_in_either_case_and_never_taken_for_the_name(self):
+        from classroom.platforms import handed_in
+        folder = self.root / "canvas-late-case"
+        folder.mkdir()
+        for name in ("wangwu_LATE_12346_9002_a.zip", "núñezjosé_late_12347_9003_b.zip", "李四_12345_9001_c.zip"):
+            (folder / name).write_bytes(b"")
+        handed, _ = handed_in(folder)
+        self.assertEqual(sorted((person.student, person.student_id) for person in handed),
+                         [("núñezjosé", "12347"), ("wangwu", "12346"), ("李四", "12345")])
