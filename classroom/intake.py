@@ -10,7 +10,10 @@ A ZIP is never unpacked into the class folder, and is trusted as a whole or not 
 looked at first (a name outside the archive, an absolute or drive-letter name, a link, an encrypted member,
 too many members, too many bytes or too high a compression ratio refuse the whole ZIP), then only the
 workspace's `loop-runs/` and `runs/` are copied into a private temporary folder outside the class folder,
-removed right after that submission is checked. What it shares: cli.py's plumbing (how an entry's kind is
+removed right after that submission is checked. A platform's download of the whole class is unpacked the same
+way, each student's ZIP inside it copied whole, then read under a student's ZIP's own caps (as if the teacher had
+unzipped the download first). Folders are made and removed walking with a list, never by recursion: no depth of
+folders in a ZIP can exhaust Python's stack. What it shares: cli.py's plumbing (how an entry's kind is
 named, the capped reading of a file that is never opened unless it is a plain file), classroom/platforms.py's
 names of each platform's entries, and verifier/records.py's disk_key (names as a disk compares them).
 """

@@ -13,8 +13,8 @@ roster is the file a platform gives the teacher, read as it is:
 - GitHub Classroom's roster (`identifier`, `github_username`, `github_id`, `name`);
 - a plain list of names, one a line.
 
-The file is read in its own encoding: UTF-8 (with or without BOM), UTF-16 with its BOM ("Unicode text" from Excel),
-else GB18030 (Excel on a Chinese Windows saves GBK). A roster holding the same identifier twice, more than
+The file is read in its own encoding: UTF-8 (with or without BOM), UTF-16 ("Unicode text" from Excel; by its BOM,
+or by its zero bytes), else GB18030 (Excel on a Chinese Windows saves GBK). A roster holding the same identifier twice, more than
 MAX_ROWS lines or a cell longer than csv's limit is refused with the line named (a broken or foreign file, never
 half read). Every person on it is one row (`missing` when they handed nothing in); a hand-in matching nobody, or
 more than one person, is listed after them with a note. What it shares: cli.py's plumbing (the capped reading of a
@@ -133,10 +133,13 @@ def roster_of(path, for_grades=False, assignment=None):
 
 
 def decoded(data):
-    """(text, encoding) of a roster: UTF-8 (with or without BOM), UTF-16 by its BOM, else GB18030 (Excel on a
-    Chinese Windows)."""
+    """(text, encoding) of a roster: UTF-8 (with or without BOM), UTF-16 by its BOM (or by the zero bytes of its
+    ASCII letters when it has none), else GB18030 (Excel on a Chinese Windows)."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         candidates = ("utf-16",)
+    elif b"\x00" in data[:4096]:  # no text of UTF-8 or GBK holds a zero byte; UTF-16 does in every ASCII letter
+        head = data[:4096]  # little-endian puts them second in each pair of bytes, big-endian first
+        candidates = ("utf-16-le" if head[1::2].count(0) >= head[::2].count(0) else "utf-16-be",)
     else:
         candidates = ("utf-8", "gb18030")
     for encoding in candidates:

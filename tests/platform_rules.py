@@ -262,8 +262,10 @@ class CanvasCourse:
         sanitized = re.sub(r"[^\w]", "", joined).lower()  # gsub(/[^[[:word:]]]/, '').downcase
         return f"{sanitized}_{attachment_id}_{file_name}"
 
-    def export(self, split_names=False, sis=True, groups=("Assignments",), period=None, bom=False, delimiter=","):
-        """The gradebook export as lib/gradebook_exporter.rb writes it (totals shown)."""
+    def export(self, split_names=False, sis=True, groups=("Assignments",), period=None, bom=False, delimiter=",",
+               decimal="."):
+        """The gradebook export as lib/gradebook_exporter.rb writes it (totals shown); DECIMAL is the separator
+        I18n.n writes in the user's language (a comma where the export is `;`-separated, csv_with_i18n.rb)."""
         suffix = f" ({period})" if period else ""
         header = ["LastName", "FirstName"] if split_names else ["Student"]
         header += ["ID", *(["SIS User ID"] if sis else []), "SIS Login ID", "Section", *self.custom]
@@ -275,7 +277,7 @@ class CanvasCourse:
         header += total_columns
         students = len(header) - len(self.assignments) - len(total_columns)
         rows = [header, ["    Points Possible", *[""] * (students - 1),
-                         *[f"{points:.2f}" for _, points, _ in self.assignments.values()],
+                         *[f"{points:.2f}".replace(".", decimal) for _, points, _ in self.assignments.values()],
                          *["(read only)"] * len(total_columns)]]
         for student in sorted(self.students.values(), key=lambda s: s.sortable_name):
             name = [student.last, student.first] if split_names else [student.sortable_name]

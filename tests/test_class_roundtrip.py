@@ -87,8 +87,9 @@ class RoundTripTest(SharedWorkspaceTestCase):
         download = self.moodle_download(moodle, version, f"moodle{tag}.zip")
         worksheet = self.root / f"worksheet{tag}.csv"
         worksheet.write_bytes(moodle.worksheet(bom=bom).encode(encoding))
-        code, rows, stderr = self.check("--class", download.name, "--roster", worksheet.name,
-                                        "--grades", f"grades{tag}.csv", "--feedback-zip", f"feedback{tag}.zip")
+        code, rows, stderr = self.check("--class", download.name, "--roster", worksheet.name, "--grades",
+                                        f"grades{tag}.csv", "--feedback-zip", f"feedback{tag}.zip", "--report",
+                                        f"report{tag}.md")
         self.assertEqual(code, 1, stderr)  # 李四 is incomplete, 孙七 missing
         return moodle, rows, stderr
 
@@ -123,7 +124,9 @@ class RoundTripTest(SharedWorkspaceTestCase):
                          [("张三", "100001", "pass"), ("李四", "100002", "incomplete"), ("王五", "100003", "pass"),
                           ("孙七", "100004", "missing"), ("Zhang_San", "100005", "pass"), ("周九", "100006", "pass")])
         self.assertFalse(any(row.get("notes") for row in rows), rows)
-        self.assertIn("保留了名单里已有的成绩或评语：王五（成绩 90.00 和评语）", stderr)
+        kept = "保留了名单里已有的成绩或评语：王五（成绩 90.00 和评语）"
+        self.assertIn(kept, stderr)
+        self.assertIn(kept, (self.root / "report-41.md").read_text(encoding="utf-8"))
         imported = moodle.upload_grades((self.root / "grades-41.csv").read_bytes(), T2)
         self.assert_moodle_imported(moodle, imported)
         self.assert_feedback_in_place(moodle, "-41", (4, 1))
@@ -301,3 +304,34 @@ class RoundTripTest(SharedWorkspaceTestCase):
         handed, _ = handed_in(folder)
         self.assertEqual(sorted((person.student, person.student_id) for person in handed),
                          [("núñezjosé", "12347"), ("wangwu", "12346"), ("李四", "12345")])
+
+    def test_assignment_is_for_a_canvas_gradebook_only(self):
+        (self.root / "plain-roster.txt").write_bytes("张三\n".encode("utf-8"))
+        (self.root / "one").mkdir()
+        shutil.copy(self.student_zips[100001], self.root / "one" / "张三.zip")
+        for args, words in ((("--roster", "plain-roster.txt", "--assignment", "5501"), "不是 Canvas 的成绩册"),
+                            (("--assignment", "5501"), "请同时用 --roster 给出成绩册")):
+            with self.subTest(args=args):
+                code, rows, stderr = self.check("--class", "one", *args)
+                self.assertEqual((code, rows), (2, []))
+                self.assertIn(words, stderr)
+        code, rows, stderr = self.check("--assignment", "5501", "loop-runs/x")
+        self.assertEqual((code, rows), (2, []))
+        self.assertIn("只能和 --class 一起用", stderr)
+
+    def test_a_semicolon_gradebook_with_decimal_commas_and_a_utf16_list_without_a_bom(self):
+        course = self.canvas_course()
+        self.canvas_download(course, "canvas-semicolon")
+        book = self.root / "gradebook-semicolon.csv"
+        book.write_bytes(course.export(delimiter=";", decimal=",").encode("utf-8"))  # 10,00 points possible
+        code, rows, stderr = self.check("--class", "canvas-semicolon", "--roster", book.name,
+                                        "--grades", "canvas-semicolon-grades.csv", "--assignment", "5501")
+        data = (self.root / "canvas-semicolon-grades.csv").read_bytes()
+        self.assertIn(b";10.00;", data)  # a full grade of the points possible, written with the roster's delimiter
+        imported = course.import_gradebook(data)
+        self.assertEqual(imported.changes, {(12345, 5501): "10.00", (12346, 5501): "10.00", (12347, 5501): "10.00"})
+        for encoding in ("utf-16-le", "utf-16-be"):  # no BOM: told by where the zero bytes are
+            with self.subTest(encoding=encoding):
+                (self.root / "list-u16.txt").write_bytes("李四\r\n王五\r\n".encode(encoding))
+                code, rows, stderr = self.check("--class", "canvas-semicolon", "--roster", "list-u16.txt")
+                self.assertEqual([row["student"] for row in rows[:2]], ["李四", "王五"], stderr)
