@@ -102,9 +102,9 @@ def roster_of(path, for_grades=False, assignment=None):
     text, encoding = decoded(data)
     bom = encoding != "utf-8" or data.startswith(b"\xef\xbb\xbf")
     text = text.removeprefix("\ufeff")
-    lines = text.count("\n") + 1
+    lines = text.count("\n") + (not text.endswith("\n"))  # counted before anything is parsed
     if lines > MAX_ROWS:
-        raise RosterError(f"有 {lines} 行，超过了核对的上限 {MAX_ROWS} 行：这不像一个班的名单。"
+        raise RosterError(f"有 {lines:,} 行，超过了核对的上限 {MAX_ROWS:,} 行：这不像一个班的名单。"
                           "请只导出这门课（这次作业）的名单后再给出。")
     first = text.split("\n", 1)[0]
     delimited = any(mark in first for mark in ",\t;")
@@ -119,10 +119,10 @@ def roster_of(path, for_grades=False, assignment=None):
         moodle_people(roster)
     else:
         roster = Roster(path, "list", text, bom, encoding)
-        lines = [(number_, line.strip()) for number_, line in enumerate(text.splitlines(), 1) if line.strip()]
-        lines = lines[1 if lines and lines[0][1].casefold() in LIST_HEADERS else 0:]
-        roster.records = [[name] for _, name in lines]
-        roster.people = [Person(index, name, "", [], line) for index, (line, name) in enumerate(lines)]
+        named = [(number_, line.strip()) for number_, line in enumerate(text.splitlines(), 1) if line.strip()]
+        named = named[1 if named and named[0][1].casefold() in LIST_HEADERS else 0:]
+        roster.records = [[name] for _, name in named]
+        roster.people = [Person(index, name, "", [], line) for index, (line, name) in enumerate(named)]
     if assignment is not None and roster.kind != "canvas":
         raise RosterError("不是 Canvas 的成绩册：--assignment 只用来在 Canvas 成绩册的几个作业列里选一列，请去掉它。")
     if not roster.people:

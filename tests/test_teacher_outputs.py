@@ -80,6 +80,9 @@ class TeacherOutputsTest(SharedWorkspaceTestCase):
         self.assertTrue(moodle.startswith("欧阳欧阳"))
         short = "张三_100001_assignsubmission_file_"
         self.assertEqual(upload.folder_name(short, set()), short)  # a name that fits is the download's own
+        used = set()
+        self.assertEqual([upload.folder_name(name, used) for name in ("Anna", "anna", "Zoë", "Zoe\u0308")],
+                         ["Anna", "anna-2", "Zoë", "Zoe\u0308-2"])  # one folder each, as every disk compares names
 
     def test_one_unwritable_feedback_file_stops_nobody_elses_and_is_said(self):
         for name in ("张三", "李四", "王五"):
@@ -158,14 +161,15 @@ class TeacherOutputsTest(SharedWorkspaceTestCase):
 
     def test_a_roster_beyond_the_row_cap_is_refused_before_it_is_parsed(self):
         path = self.root / "rows.txt"
-        path.write_bytes("\n".join(f"学生{i}" for i in range(5)).encode("utf-8"))
         with mock.patch.object(class_roster, "MAX_ROWS", 5):
-            self.assertEqual(len(class_roster.roster_of(path).people), 5)
+            for ending in ("", "\n"):  # a last line with or without its line end is one line
+                path.write_bytes(("\n".join(f"学生{i}" for i in range(5)) + ending).encode("utf-8"))
+                self.assertEqual(len(class_roster.roster_of(path).people), 5)
             path.write_bytes("\n".join(f"学生{i}" for i in range(6)).encode("utf-8"))
             with self.assertRaisesRegex(class_roster.RosterError, "有 6 行，超过了核对的上限 5 行"):
                 class_roster.roster_of(path)
         million = "a\n" * 1_000_000
-        self.assertIn("有 1000001 行，超过了核对的上限 20000 行", self.roster_problem("million.txt", million))
+        self.assertIn("有 1,000,000 行，超过了核对的上限 20,000 行", self.roster_problem("million.txt", million))
 
     def test_a_cell_beyond_csvs_limit_is_refused_naming_its_line(self):
         limit = 131_072
