@@ -367,7 +367,9 @@ async function callApi(url, options) {
   let response, data;
   try { response = await fetch(url, options); } catch (e) { throw new Error("连不上笔记助手服务，请确认 app.py serve 还在运行。"); }
   try { data = await response.json(); } catch (e) { throw new Error("服务返回的不是 JSON（HTTP " + response.status + "）。"); }
-  if (!response.ok || data.error) throw new Error(data.error || ("HTTP " + response.status));
+  // only the HTTP status says the request failed: an answer's own `error` is the raw detail of a stop the answer
+  // already explains in Chinese (stop reason and request count below it), never a failure of the page
+  if (!response.ok) throw new Error(data.error || ("HTTP " + response.status));
   return data;
 }
 function handle(formId, boxId, busyText, run) {

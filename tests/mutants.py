@@ -847,13 +847,13 @@ MUTANTS = [
          tests=DEMO),
 
     dict(id="followup-own-subject-ignored", file="project/assistant/followup.py",
-         original="    if subject_names(question, vocabulary) or not carried:\n",
+         original="    if not carried or own:\n",
          replacement="    if not carried:\n",
          promise="自己说出了主题的问题（“BM25 有什么缺点？”）照原话理解，不带上一问的主题",
          tests=ASSISTANT),
     dict(id="followup-asking-words", file="project/assistant/followup.py",
-         original="    if not (with_ne and named) or _ASKING_WORDS.search(with_ne.group(1)):\n",
-         replacement="    if not (with_ne and named):\n",
+         original="    if not with_ne or _ASKING_WORDS.search(with_ne.group(1)):\n",
+         replacement="    if not with_ne:\n",
          promise="“那怎么办呢？”这种带疑问词的追问不被当作换了主题，拼进上一句",
          tests=ASSISTANT),
     dict(id="followup-asking-words-carried", file="project/assistant/followup.py",
@@ -867,13 +867,13 @@ MUTANTS = [
          promise="“那它的缺点呢？”问的是上一句主题的缺点，不是“它的缺点”",
          tests=ASSISTANT),
     dict(id="followup-space-between-chinese", file="project/assistant/followup.py",
-         original='    return _BETWEEN_CHINESE_WORDS.sub("", previous.replace(named[0], new, 1))',
-         replacement="    return previous.replace(named[0], new, 1)",
+         original="            return _joined(reading.question.replace(replaced, new, 1))",
+         replacement="            return reading.question.replace(replaced, new, 1)",
          promise="换了主题重问时按中文的写法说（“向量检索是什么？”，不是“向量检索 是什么？”）",
          tests=ASSISTANT),
     dict(id="followup-old-subject-kept", file="project/assistant/followup.py",
-         original="        subjects = [names] if reading.anew else subjects + [names]",
-         replacement="        subjects = subjects + [names]",
+         original="_subject_of(asked_again, vocabulary),\n",
+         replacement="_subject_of(asked_again, vocabulary) + earlier[-1].subject,\n",
          promise="“那向量检索呢？”换了主题之后，再追问只带新主题，不带被换掉的旧主题",
          tests=ASSISTANT),
     dict(id="followup-latin-part-of-a-word", file="project/assistant/followup.py",
@@ -882,8 +882,8 @@ MUTANTS = [
          promise="英文主题名字只按整词认（API 不在 rapid 里）",
          tests=ASSISTANT),
     dict(id="followup-latin-names-dropped", file="project/assistant/demo_model.py",
-         original="    return frozenset(map(normalize, aliases | latin))\n",
-         replacement="    return frozenset(map(normalize, aliases))\n",
+         original="    names = map(normalize, aliases | latin)\n",
+         replacement="    names = map(normalize, aliases)\n",
          promise="笔记自己用拉丁字母写的名字（BM25、JSON、API）也是主题名字",
          tests=ASSISTANT),
     # --- today's platforms, the teacher's own grades, the teacher's outputs (classroom/) ---------------------------
@@ -1073,3 +1073,7 @@ MUTANTS = [
          promise="只有一份提交记录了另一版课程文件时不说“全班的课程版本不同”",
          tests=TEACHER),
 ]
+
+from tests.mutants_answers import ANSWER_MUTANTS  # noqa: E402  (the answering rules' own list)
+
+MUTANTS += ANSWER_MUTANTS

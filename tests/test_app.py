@@ -494,7 +494,7 @@ class ChatFollowUpTest(unittest.TestCase):
             code = app.command_chat(app.build_parser().parse_args(["chat", "--offline"]))
         answers = out.getvalue().split("助手 > ")[1:]
         self.assertEqual((code, len(answers)), (0, 4))
-        self.assertIn("（这一问没有写出问的是什么，接着上一问“那向量检索呢？”，按“向量检索”来找。）", answers[2])
+        self.assertIn("（接着上一问，“它”指“向量检索”，理解为：向量检索的缺点是什么？）", answers[2])
         self.assertIn("不一定敏感", answers[2])
         self.assertNotIn("接着上一问", answers[3])  # after /reset there is no question to lean on
 

@@ -5,7 +5,9 @@ needs, and "shows only a wrong note" when it cites notes and none is the right o
 (tests/assistant_heldout.py) was written from the notes alone, before the rules changed, and never tuned on;
 the margins were chosen on the sets of tests/test_assistant_questions.py. Measured (before -> after):
 held-out 25/32 -> 26/32 hold, 1/32 -> 0/32 only a wrong note; the 91 questions of the other sets 80 -> 82 hold,
-1 -> 1 only a wrong note; follow-ups 6/13 -> 11/13.
+1 -> 1 only a wrong note; follow-ups 6/13 -> 11/13. With the list item shown whole and the reason found by what the
+sentence does (tests/test_assistant_answers.py): held-out 26 -> 28 hold, still 0 only a wrong note; the other sets
+82 -> 83; follow-ups 11 -> 11.
 """
 import re
 import sys
@@ -59,10 +61,10 @@ def held_follow_ups(conversations):
 class HonestWhenUnsure(unittest.TestCase):
     def test_the_held_out_set(self):
         self.assertEqual(len(HELD_OUT), 32)
-        self.assertEqual(shares(HELD_OUT), (26, 0))
+        self.assertEqual(shares(HELD_OUT), (28, 0))
 
     def test_the_tuning_sets(self):
-        self.assertEqual(shares(QUESTIONS + ANSWERS + DEV), (82, 1))
+        self.assertEqual(shares(QUESTIONS + ANSWERS + DEV), (83, 1))
 
     def test_every_shown_piece_is_verbatim_and_within_about_240_characters(self):
         for note, question, _ in HELD_OUT:
@@ -116,7 +118,7 @@ class FollowUpsByOneRule(unittest.TestCase):
         history = []
         ask("对话历史太长会怎么样？", history)
         answer = ask("那怎么办？有什么处理办法？", history)
-        self.assertIn("接着上一问“对话历史太长会怎么样？”，按“对话历史”来找", answer)
+        self.assertIn("接着上一问“对话历史太长会怎么样？”，也按“对话历史”来找", answer)  # it says what it asks: 处理办法
         self.assertEqual(shown(answer)[1][0], "A09")
         self.assertIn("截断", shown(answer)[0])
 

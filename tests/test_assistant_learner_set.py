@@ -15,9 +15,12 @@ from tests.support import ROOT
 from tests.test_assistant_honest import ask, shown
 
 LEARNER_SET = json.loads((ROOT / "tests" / "assistant_learner_set.json").read_text(encoding="utf-8"))
-# Measured when the set arrived: (shown text holds the answer, only a wrong note shown) of the 40; unrelated
-# questions that find nothing, of 8; follow-up turns whose shown text holds the answer from the right note, of 21.
-AT_LEAST_HOLDING, AT_LEAST_UNRELATED_NOTHING, AT_LEAST_FOLLOW_UPS = 29, 7, 11
+# Measured: shown text holds the answer, of the 40; unrelated questions that find nothing, of 8; follow-up turns
+# whose shown text holds the answer from the right note, of 21. When the set arrived 29, 7, 11; with the follow-up
+# reader and the answering rules of tests/test_assistant_answers.py (never tuned on this set) 31, 7, 15. One answer
+# got worse then (哪些情况 read as asking "when"); dropping that word from the "when" row, a change this set showed,
+# makes 32 of 40: the floor stays at what was measured before the set was looked at.
+AT_LEAST_HOLDING, AT_LEAST_UNRELATED_NOTHING, AT_LEAST_FOLLOW_UPS = 31, 7, 15
 
 
 def answered(item, history=None):

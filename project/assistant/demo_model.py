@@ -16,7 +16,7 @@ from .followup import read_conversation, subject_names
 from .history import is_reminder, last_question_index
 from .notes import Note, NotesError, load_notes, normalize
 from .passages import best_sentence_weight
-from .ranking import MIN_SHARE, STOP_WORDS, has_subject, index_of
+from .ranking import ASKING_FRAME, MIN_SHARE, STOP_WORDS, has_subject, index_of
 from .showing import compose, notes_to_read
 
 LABEL = "【离线演示】"
@@ -52,8 +52,7 @@ def search_phrases(question) -> list:
     leave out (each a name the notes give, `vocabulary`, so the note about it is among the candidates)."""
     phrases = key_phrases(question)
     searched = {normalize(phrase) for phrase in phrases}
-    missing = [name for name in subject_names(question, vocabulary())
-               if normalize(name) not in searched and has_subject(normalize(name))]
+    missing = [name for name in subject_names(question, vocabulary()) if normalize(name) not in searched]
     return phrases[:MAX_SEARCHES - len(missing[:MAX_SEARCHES])] + missing[:MAX_SEARCHES]
 
 
@@ -102,8 +101,9 @@ class DemoModel:
 def vocabulary() -> frozenset:
     """The words a question names its subject with (normalized): every name the notes' alias lines give, and every
     word the notes themselves write in Latin letters (BM25, RRF, JSON, API: a name as the notes write it needs no
-    alias line). Empty when a note cannot be read: the search tool then says which file (the model is never where
-    that is told)."""
+    alias line); not a name made only of asking words ("等多久", "例子": how a question asks, not what about; "摘要"
+    is a name, though its 要 is a particle elsewhere).
+    Empty when a note cannot be read: the search tool then says which file (the model is never where that is told)."""
     try:
         notes = load_notes()
     except NotesError:
@@ -111,7 +111,8 @@ def vocabulary() -> frozenset:
     aliases = {name for note in notes.values() for group in note.aliases for name in group}
     latin = {word for note in notes.values() for word in _LATIN_WORD.findall(f"{note.title}\n{note.body}")
              if _LETTER.search(word)}
-    return frozenset(map(normalize, aliases | latin))
+    names = map(normalize, aliases | latin)
+    return frozenset(name for name in names if has_subject(name) or not ASKING_FRAME.search(name))
 
 
 def subject_found(note_id, question) -> bool:

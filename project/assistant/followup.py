@@ -1,25 +1,29 @@
 """Reading a question that leans on the ones before it, the way a person would.
 
-The offline demo model gets the whole conversation, as a real model does; this is how it reads
-a question that leans on the previous one (the real model needs no such rule). One general rule, and one
-shape of question that names a new subject:
+The offline demo model gets the whole conversation, as a real model does; this is how it reads a question
+that leans on the ones before it (the real model needs no such rule). One rule: what the new question says
+stays the question, and from the earlier turns it carries only what it leaves out, its subject.
 
-- a question with no subject of its own (no subject name: "它有什么缺点？", "为什么？", "那怎么办？",
-  "有什么坑？", "最短要多长？"): the subject names of the questions before it (as read, or what they carried)
-  join it as its setting, "向量检索，它有什么缺点？". A clause without an asking word is only what the question
-  is about, so the carried names weigh less than what is asked (`passages.SETTING_SHARE`). A question that names
-  its own subject ("它和 BM25 有什么区别？") carries nothing. A previous question that names no subject name
-  lends its own words ("工具执行出错了还要返回结果吗"), unless they are only asking words ("为什么？"): those
-  are nothing to carry (`ranking.has_subject`);
-- "那向量检索呢？", "那缺点呢？" (something with 呢 and no asking word, after a question that names a subject):
-  the previous question asked again about the new subject ("关键词检索适合什么场景？" -> "向量检索适合什么场景？"),
-  or, for an ASPECTS word, that aspect of the previous subject ("向量检索的缺点是什么？"). A question asked again
-  is whole: the follow-ups after it carry its subject, not the one it replaced.
+- A question naming a subject of its own ("BM25 有什么缺点？", "401 要重试吗？") is read as written.
+- "它" / "它们" said first stand for the subject of the latest question that had one: "它适合搜什么样的词？"
+  after "BM25 是什么？" is "BM25适合搜什么样的词？", said to the person as "“它”指“BM25”".
+- Any other question naming no subject ("为什么？", "那怎么办？", "最短要多长？", "是不是越复杂越好？") takes that
+  subject as its setting, "RRF，是不是越复杂越好？": a clause without an asking word is only what the question is
+  about, so the carried names weigh less than what is asked (`passages.SETTING_SHARE`). The person is told
+  "也按“RRF”来找" when the question has words of its own, "这一问没有写出问的是什么" only when it has none.
+- "那X呢？", "换成 X 呢？" (X no asking word): the latest whole question (not a subject carried before another)
+  holding a word X takes the place of, asked again with X there: a number for a number ("换成 401 呢？" after
+  "遇到 429…"), a subject name for a subject name or a Latin word, a Chinese word for one as long sharing its
+  first or last character ("太小" for "太大"); with no such word X joins the question before. An ASPECTS word
+  asks that aspect of the subject ("那缺点呢？" -> "向量检索的缺点是什么？"). A question asked again is whole:
+  the follow-ups after it lean on it.
 
-Subject names are the words a question names its subject with (`demo_model.vocabulary`: the notes' alias lines
-and the Latin words the notes write, such as BM25 or JSON). A question as read is what the next one leans on, so
-follow-ups can follow each other. `Reading.restated` says in plain Chinese how a follow-up was read, quoting the
-question it leans on. Shared with: `demo_model` (`read_conversation`, `subject_names`, `Reading`).
+The subject of a question is the subject names it says (`demo_model.vocabulary`: the notes' alias lines and
+the Latin words the notes write, such as BM25 or JSON, each as a whole word) and the numbers it writes; a
+question naming none lends its own words ("工具执行出错了还要返回结果吗"), unless they are only asking words
+("为什么？", `ranking.has_subject`). The restatement adds nothing the learner did not ask about: only the
+subject it carries, quoting the question it came from. Shared with: `demo_model` (`read_conversation`,
+`subject_names`, `Reading`).
 """
 import re
 from dataclasses import dataclass
@@ -27,24 +31,30 @@ from dataclasses import dataclass
 from .ranking import has_subject
 from .text import normalize
 
-CARRIED_QUESTIONS = 2  # the subjects of this many questions before a follow-up join it
+MAX_NAMED = 16  # characters: the longest stretch of a question said again as the names it holds
+LOOK_BACK = 3  # the questions before a follow-up searched for the word "换成 X 呢？" replaces
 ASPECTS = r"(?:它的|它)?(?:缺点|优点|好处|坏处|区别|原因|例子|代价|风险|用法|做法|限制|作用|适用场景)"
-_WITH_NE = re.compile(r"^(?:那么|那)?\s*(.+?)\s*呢\s*[？?]?\s*$")
+_WITH_NE = re.compile(r"^(?:那么|那|换成|换作|改成|如果是|要是|若是|假如是)*\s*(.+?)\s*(?:的话)?\s*呢\s*[？?]?\s*$")
 _ASKING_WORDS = re.compile(r"什么|怎么|如何|为什么|为何|哪|多大|多少|吗|是不是|要不要|能不能")
+_PRONOUN = re.compile(r"^\s*(?:那么|那|所以)?\s*(它们|它)")  # the question's subject, said first
+_LEANING = re.compile(r"^\s*(?:那么|那)(?![个些种样])|它们|它")  # words that only point back: no words of its own
+_NUMBER = re.compile(r"(?<![A-Za-z0-9.])\d+(?:xx)?(?![A-Za-z0-9.])", re.IGNORECASE)  # 401, 5xx; not A99
 _BETWEEN_CHINESE_WORDS = re.compile(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])")  # Chinese puts no space there
 
 
 @dataclass(frozen=True)
 class Reading:
-    """How the last question of a conversation is read: `question` (what is searched and scored), `carried`
-    (subject names taken from the question before, empty when it has its own), `restated` (a note for the
-    person, empty when the question is read as written), `anew` (the previous question asked again: a whole
-    question of its own, so the subjects before it are not carried past it)."""
+    """How a question of a conversation is read: `question` (what is searched and scored), `carried` (the
+    subject taken from an earlier question, empty when it has its own), `restated` (a note for the person,
+    empty when the question is read as written), `subject` (what a later question leaning on this one carries),
+    `asked` (the learner's own words), `whole` (`question` is one question, not a carried subject put before one)."""
 
     question: str
     carried: tuple = ()
     restated: str = ""
-    anew: bool = False
+    subject: tuple = ()
+    asked: str = ""
+    whole: bool = True
 
 
 def subject_names(question, vocabulary) -> list:
@@ -73,42 +83,96 @@ def _word(name):
 
 def read_conversation(questions, vocabulary) -> Reading:
     """The last of QUESTIONS as meant after the ones before it (each read the same way)."""
-    reading, subjects, previous = Reading(""), [], ""
+    readings = []
     for question in questions:
-        question = question.strip()
-        reading = _read_one(question, (previous, reading.question), subjects[-CARRIED_QUESTIONS:], vocabulary)
-        names = tuple(subject_names(reading.question, vocabulary)) or reading.carried
-        subjects = [names] if reading.anew else subjects + [names]  # "那向量检索呢？" leaves the old subject
-        previous = question
-    return reading
+        readings.append(_read_one(question.strip(), readings, vocabulary))
+    return readings[-1] if readings else Reading("")
 
 
-def _read_one(question, before, subjects, vocabulary) -> Reading:
-    """QUESTION after BEFORE = (the previous question as asked, as read), SUBJECTS the names of the last few."""
-    previous, previous_read = before
-    if not previous:
-        return Reading(question)
-    asked_again = _asked_again(question, subject_names(previous_read, vocabulary), previous_read)
+def _read_one(question, earlier, vocabulary) -> Reading:
+    """QUESTION after the EARLIER readings of the conversation (oldest first)."""
+    own = _subject_of(question, vocabulary, words=False)
+    asked_again = _asked_again(question, earlier, vocabulary) if earlier else None
     if asked_again:
-        return Reading(asked_again, (), f"（接着上一问，理解为：{asked_again}）", anew=True)
-    carried = tuple(dict.fromkeys(name for names in reversed(subjects) for name in names)) or _own_words(previous_read)
-    if subject_names(question, vocabulary) or not carried:
-        return Reading(question)
-    names = "、".join(carried)
-    return Reading(f"{names}，{question}", carried,
-                   f"（这一问没有写出问的是什么，接着上一问“{_shortened(previous)}”，按“{names}”来找。）")
+        return Reading(asked_again, (), f"（接着上一问，理解为：{asked_again}）", _subject_of(asked_again, vocabulary),
+                       question)
+    source = next((reading for reading in reversed(earlier) if reading.subject), None)
+    carried = tuple(name for name in source.subject if name not in own) if source else ()
+    pronoun = _PRONOUN.match(question)
+    if pronoun and carried and source.subject == carried and _is_named(carried, vocabulary):
+        spoken = _spoken(carried, source.question)
+        whole = _joined(question[:pronoun.start(1)] + spoken + question[pronoun.end(1):])
+        return Reading(whole, carried, f"（接着上一问，“{pronoun.group(1)}”指“{spoken}”，理解为：{whole}）",
+                       _subject_of(whole, vocabulary), question)
+    if not carried or own:
+        return Reading(question, subject=own or _own_words(question), asked=question)
+    words = has_subject(normalize(_LEANING.sub(" ", question)))
+    names, quoted = "、".join(carried), _shortened(earlier[-1].asked)
+    how = f"接着上一问“{quoted}”，也按“{names}”来找" if words else \
+        f"这一问没有写出问的是什么，接着上一问“{quoted}”，按“{names}”来找"
+    return Reading(f"{names}，{question}", carried, f"（{how}。）", carried, question, whole=False)
 
 
-def _asked_again(question, named, previous):
-    """"那X呢？" (X no asking words) after PREVIOUS, which NAMED its subject first: PREVIOUS about X instead
-    ("那向量检索呢？"), or the aspect X of that subject ("那缺点呢？", "那它的缺点呢？"); else None."""
+def _subject_of(question, vocabulary, words=True):
+    """The subject names and numbers QUESTION says (429 once, though both); else, when WORDS, its own words."""
+    named = tuple(dict.fromkeys(subject_names(question, vocabulary) + _NUMBER.findall(question)))
+    return named or (_own_words(question) if words else ())
+
+
+def _asked_again(question, earlier, vocabulary):
+    """"那X呢？" / "换成 X 呢？" (X no asking words) after EARLIER readings: the latest question holding a word of
+    X's kind asked again with X in its place, or the aspect X of the latest subject ("那缺点呢？"); else None."""
     with_ne = _WITH_NE.match(question)
-    if not (with_ne and named) or _ASKING_WORDS.search(with_ne.group(1)):
+    if not with_ne or _ASKING_WORDS.search(with_ne.group(1)):
         return None
     new = with_ne.group(1)
+    named = next((reading for reading in reversed(earlier) if reading.subject), None)
     if re.fullmatch(ASPECTS, new):
-        return f"{named[0]}的{new.removeprefix('它的').removeprefix('它')}是什么？"
-    return _BETWEEN_CHINESE_WORDS.sub("", previous.replace(named[0], new, 1))  # "BM25 是" -> "向量检索是"
+        if named is None or not _is_named(named.subject, vocabulary):
+            return None
+        return f"{_spoken(named.subject, named.question)}的{new.removeprefix('它的').removeprefix('它')}是什么？"
+    for reading in [reading for reading in reversed(earlier) if reading.whole][:LOOK_BACK]:
+        replaced = _in_place_of(new, reading.question, vocabulary)  # not in a subject only carried along
+        if replaced:
+            return _joined(reading.question.replace(replaced, new, 1))  # "BM25 是" -> "向量检索是"
+    last = earlier[-1].question
+    return _joined(f"{new} {last}") if named is not None or has_subject(normalize(last)) else None
+
+
+def _in_place_of(new, question, vocabulary):
+    """The word of QUESTION that NEW stands in place of, or None: a number for a number ("429" for "401"); a subject
+    name for a subject name or a Latin word ("关键词检索" for "向量检索"); a word as long as NEW sharing its first
+    or last character ("太大" for "太小"). Anything else (“用摘要”, “按 token 算”) joins the question instead."""
+    if _NUMBER.fullmatch(new):
+        return next(iter(_NUMBER.findall(question)), None)
+    if normalize(new) in vocabulary or new.isascii():
+        return next(iter(subject_names(question, vocabulary)), None)
+    if len(new) < 2 or not re.fullmatch(r"[\u4e00-\u9fff]+", new):
+        return None
+    for start in range(len(question) - len(new) + 1):
+        word = question[start:start + len(new)]
+        if word != new and re.fullmatch(r"[\u4e00-\u9fff]+", word) and (word[0] == new[0] or word[-1] == new[-1]):
+            return word
+    return None
+
+
+def _joined(text):
+    return _BETWEEN_CHINESE_WORDS.sub("", text)
+
+
+def _is_named(subject, vocabulary):
+    """SUBJECT is subject names or numbers, which a pronoun can stand for, not a whole question lent as its words."""
+    return all(normalize(name) in vocabulary or _NUMBER.fullmatch(name) for name in subject)
+
+
+def _spoken(names, question):
+    """NAMES as QUESTION says them: its own stretch from the first to the last when that is a short phrase
+    ("截断历史", "BM25 和向量检索"), else the names joined with 、."""
+    start = min(question.find(name) for name in names)
+    end = max(question.find(name) + len(name) for name in names)
+    stretch = question[start:end]
+    return stretch if len(stretch) <= MAX_NAMED and not re.search(r"[，,。？?！!；;：:]|" + _ASKING_WORDS.pattern, stretch) \
+        else "、".join(names)
 
 
 def _own_words(question) -> tuple:

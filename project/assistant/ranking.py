@@ -50,6 +50,7 @@ ENGLISH_STOP_WORDS = {"a", "an", "the", "of", "to", "is", "are", "and", "or", "i
 # Words a learner uses for what the notes say in other words (keyword search cannot know them): each
 # group's terms count as one term, so a note holding any of them holds the question's word.
 SYNONYMS = (("切分", "分块", "切块"), ("同意", "批准"), ("区别", "不同"), ("出错", "错误", "失败"), ("编造", "瞎编", "胡编"),
+            ("太小", "过小", "太碎", "过碎", "很碎"), ("太大", "过大"), ("丢失", "丢掉"),
             # English names for words of A03, a note the harness watches: its alias line stays as it is
             ("重排", "rerank", "reranker", "reranking", "精排"), ("余弦", "cosine"))
 _ALTERNATIVES = {term: group for group in SYNONYMS for term in group}

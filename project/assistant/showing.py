@@ -7,8 +7,10 @@ that passage stands PASSAGE_MARGIN above the next one that does not overlap it, 
 the subject it carried (or another name of it). Otherwise it shows the two or three most relevant passages,
 from up to MAX_NOTES notes, as "最相关的原文", best first by the same score (`passages.scored_passages`), about
 MAX_SHOWN quoted characters in all, each verbatim (a piece cut at a clause boundary ends with "…"), each with
-its source; the note cited first is the first source. A list asked for (哪几块 / 哪些 / 怎么办) is quoted as
-the list: its opening line and each item, each cut only at a clause boundary. Shared with: `demo_model`
+its source; the note cited first is the first source. A passage in a list item is shown as the whole item, or
+from its start up to the passage when the item is too long (`_shown`). A list asked for (哪几块 / 哪些 / 怎么办) is
+quoted as the list: its opening line and each item, each cut only at a clause boundary, the item holding the best
+passage shown whole. Shared with: `demo_model`
 (`notes_to_read`, `compose`), `passages` (the scores), `followup` (`Reading`).
 """
 import re
@@ -54,7 +56,7 @@ def compose(notes, question, weights, carried=()) -> str:
         return f"根据笔记 {source}，原文列出的是：\n“{listed}”\n（来源：{source}。{FOOTNOTE}）"
     rest = [item for item in ranked if not (item[2] is best[2] and _overlap(item[3], best[3]))]
     clear = len(notes) == 1 and (not rest or best[0] - rest[0][0] >= PASSAGE_MARGIN)
-    text = best[2].body[best[3][0]:best[3][1]]
+    text = _shown(best[2].body, best[3], MAX_SHOWN)
     if clear and (not carried or _names_any(text, best[2], carried)):
         source = _source(best[2])
         return f"根据笔记 {source}，原文是：\n“{_cut(text, MAX_SHOWN)}”\n（来源：{source}。{FOOTNOTE}）"
@@ -73,7 +75,7 @@ def _most_relevant(best, rest) -> str:
             continue
         if note not in notes and len(notes) == MAX_NOTES:
             continue
-        text = _cut(note.body[span[0]:span[1]], left)
+        text = _cut(_shown(note.body, span, left), left)
         chosen.append((text, note, span))
         notes += [note] if note not in notes else []
         left -= len(text)
@@ -85,7 +87,8 @@ def _most_relevant(best, rest) -> str:
 
 def _list_around(note, span):
     """The list the passage at SPAN opens, belongs to or directly precedes: its opening line and each item cut at
-    its first clause boundary, within MAX_SHOWN; None when there is no such list."""
+    its first clause boundary, the item the passage lies in shown whole (`_shown`), within MAX_SHOWN; None when
+    there is no such list."""
     lines = note.body.split("\n")
     offsets, position = [], 0
     for line in lines:
@@ -93,24 +96,48 @@ def _list_around(note, span):
         position += len(line) + 1
     here = max(index for index, offset in enumerate(offsets) if offset <= span[0])
     end_line = max(index for index, offset in enumerate(offsets) if offset < span[1])
-    first = next((index for index in range(end_line + 1, min(end_line + 3, len(lines)))
-                  if _ITEM.match(lines[index])), None)
-    if _ITEM.match(lines[here]):  # inside a list: go back to its first item
-        first = here
-        while first > 0 and _ITEM.match(lines[first - 1]):
-            first -= 1
+    first = here if _ITEM.match(lines[here]) else next(  # in a list, or a list right after the passage
+        (index for index in range(end_line + 1, min(end_line + 3, len(lines))) if _ITEM.match(lines[index])), None)
     if first is None:
         return None
+    while first > 0 and _ITEM.match(lines[first - 1]):  # back to the list's first item
+        first -= 1
     opener = next((lines[index].strip() for index in range(first - 1, -1, -1) if lines[index].strip()), "")
     shown, left = [_cut(opener, MAX_SHOWN)], MAX_SHOWN - len(opener)
-    for line in lines[first:]:
+    for index, line in enumerate(lines[first:], first):
         item = _ITEM.match(line)
         if not item or left < 8:
             break
-        piece = _first_clause(item.group(1), left)
+        if here <= index <= end_line:  # the item the passage lies in
+            inside = (max(span[0], offsets[index] + item.start(1)), min(span[1], offsets[index] + len(line)))
+            piece = _cut(_shown(note.body, inside, left), left)
+        else:
+            piece = _first_clause(item.group(1), left)
         shown.append(f"- {piece}")
         left -= len(piece)
     return "\n".join(shown) if len(shown) > 2 else None
+
+
+def _shown(body, span, limit):
+    """The passage at SPAN as shown: a list item it lies in is shown whole ("人工审核已通过：审核人确认内容正确，
+    并记录是谁、在什么时间、审核了哪个版本。"), or from the item's start up to the passage's end when the whole
+    item exceeds LIMIT; verbatim either way."""
+    start, end = span
+    first_line, first_item = _line_at(body, start)
+    if first_item:
+        start = min(start, first_line[0] + first_item.start(1))
+    last_line, last_item = _line_at(body, max(end - 1, start))
+    if last_item and last_line[1] - start <= limit:
+        end = max(end, last_line[1])
+    return body[start:end].rstrip()
+
+
+def _line_at(body, position):
+    """((start, end) of the line of BODY holding POSITION, its list-item match or None)."""
+    start = body.rfind("\n", 0, position) + 1
+    end = body.find("\n", position)
+    end = len(body) if end < 0 else end
+    return (start, end), _ITEM.match(body[start:end])
 
 
 def _first_clause(text, limit):
