@@ -14,9 +14,9 @@ roster is the file a platform gives the teacher, read as it is:
 - a plain list of names, one a line.
 
 The file is read in its own encoding: UTF-8 (with or without BOM), UTF-16 ("Unicode text" from Excel; by its BOM,
-or by its zero bytes), else GB18030 (Excel on a Chinese Windows saves GBK). A roster holding the same identifier twice, more than
-MAX_ROWS lines or a cell longer than csv's limit is refused with the line named (a broken or foreign file, never
-half read). Every person on it is one row (`missing` when they handed nothing in); a hand-in matching nobody, or
+or by its zero bytes), else GB18030 (Excel on a Chinese Windows saves GBK). A roster holding the same identifier
+twice, more than MAX_ROWS lines or a cell longer than csv's limit is refused with the line named (a broken or
+foreign file, never half read). Every person on it is one row (`missing` when they handed nothing in); a hand-in matching nobody, or
 more than one person, is listed after them with a note. What it shares: cli.py's plumbing (the capped reading of a
 plain file) and classroom/report.py's CASE_NAMES and MISSING.
 """
