@@ -41,7 +41,8 @@ from tests.windows_simulation import BEHAVIOURS, MARKER  # noqa: E402
 TESTS = ("tests.test_docs", "tests.test_check_loop_guards", "tests.test_app", "tests.test_loop_lab",
          "tests.test_harness", "tests.test_verify_loop", "tests.test_class_check", "tests.test_verify_harness",
          "tests.test_verify_export", "tests.test_export_review", "tests.test_same_on_every_os", "tests.test_cli",
-         "tests.test_watched_lists", "tests.test_explain", "tests.test_executor")
+         "tests.test_watched_lists", "tests.test_explain", "tests.test_executor", "tests.test_teacher_outputs",
+         "tests.test_class_roundtrip")
 MAX_WORKERS = 4
 
 
