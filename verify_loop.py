@@ -116,6 +116,19 @@ def parse_arguments(argv):
     return parser, args
 
 
+def missing_loop(text):
+    """Why TEXT names no loop (Chinese). Typed from another folder (e.g. project/), where the loops are, with a
+    command that works from here: paths are read from the current folder."""
+    workspace = Path(__file__).resolve().parent
+    elsewhere = not Path(text).is_absolute() and Path(os.path.abspath(".")).resolve() != workspace
+    if elsewhere and os.path.isdir(workspace / "loop-runs"):
+        from cli import command
+        named = workspace / text if os.path.isdir(workspace / text) else workspace / "loop-runs" / "repair-01"
+        return (f"{text} 不存在：路径按当前文件夹理解，而循环在工作区的 {display_path(workspace / 'loop-runs')}/ 里，"
+                f"例如：{command(workspace / 'verify_loop.py', named)}（这次没有核对任何目录）。")
+    return f"{text} 不存在：请给出 loop-runs/ 下的循环目录，例如 loop-runs/repair-01（这次没有核对任何目录）。"
+
+
 def loop_folders(parser, texts):
     """The loop folders named on the command line; a claim folder (`.lock-*`) is skipped, not checked."""
     folders, listed = [], {}  # each parent folder is listed once, however many of its loops are named
@@ -126,7 +139,7 @@ def loop_folders(parser, texts):
         if path.name not in listed[path.parent]:
             path = verify_harness.as_listed(text)  # typed in another case: the folder's own spelling
         if not os.path.lexists(path):
-            parser.error(f"{text} 不存在：请给出 loop-runs/ 下的循环目录，例如 loop-runs/repair-01（这次没有核对任何目录）。")
+            parser.error(missing_loop(text))
         if not os.path.isdir(path) or path.parent.name != "loop-runs":
             parser.error(f"{text} 不是 loop-runs/ 下的循环目录：请给出例如 loop-runs/repair-01（这次没有核对任何目录）。"
                          "用通配符时写 loop-runs/*/，只列出文件夹。")

@@ -36,7 +36,7 @@ from classroom.platforms import Handed, handed_in
 from classroom.releases import release_of
 from cli import EXIT_OK, EXIT_STOP, display_path, gloss, print_json, say
 from verifier.check import check_loop
-from verifier.records import CASES, DEFAULT_BUDGET, OLD_SCHEMAS, SCHEMA, CourseFiles, Workspace, at_most
+from verifier.records import CASES, DEFAULT_BUDGET, OLD_SCHEMAS, SCHEMA, CourseFiles, Workspace, at_most, visible
 
 HERE = Path(__file__).resolve().parent.parent  # the teacher's workspace, which holds this package
 POOL_FROM, MAX_WORKERS = 64, 8  # submissions from which the check uses every core; at most this many processes
@@ -67,7 +67,7 @@ class Checked:
         self.key = (handed.student, handed.student_id)  # the platform's names, whatever a roster shows instead
         self.entry, self.entry_name, self.source = entry_shown, Path(entry_shown).name, submission.source
         self.where = ""  # the workspace inside the submission, when it is not the top
-        self.loops, self.strays, self.records, self.copies = [], [], [], []
+        self.loops, self.strays, self.records, self.copies, self.orphans = [], [], [], [], []
         self.refused = [submission.refused] if submission.refused else []
         self.packaging = submission.packaging
         self.reasons, self.notes = [], []
@@ -84,7 +84,8 @@ class Checked:
         found = ([Reason(self.packaging)] if self.packaging else
                  reasons(self.refused, counted, self.copies, missing, course_label))
         self.reasons = [Reason(text) if type(text) is str else text for text in at_most(found)]  # then "…以及另外 K 条"
-        self.notes = [*earlier_note(self.earlier), *(cut_short_note(loop) for loop in self.loops if loop["cut_short"])]
+        self.notes = [*earlier_note(self.earlier), *(cut_short_note(loop) for loop in self.loops if loop["cut_short"]),
+                      *(orphan_note(*orphan) for orphan in self.orphans)]
         self.row = {"student": self.student, "id": self.student_id, "result": self.result(counted, missing),
                     "cases": cases, "loops": len(self.loops), "problems": [reason.text for reason in self.reasons]}
         if self.notes:
@@ -98,6 +99,7 @@ class Checked:
         if submission.without_runs and any(loop["attempts"] != 0 for loop in self.loops):
             self.packaging = submission.cannot(submission.without_runs).packaging
             self.loops, self.strays, self.records, self.refused, self.where = [], [], [], [], ""
+            self.orphans = []
 
     def result(self, loops, missing):
         """packaging (nothing checked) before fail, then needs_human (copies too), then incomplete, then pass."""
@@ -149,6 +151,9 @@ def check_workspace(item, root, workspace, course):
         else:
             item.strays.append(relative(display_path(path)))
     item.refused += [relative(problem) for problem in folders.problems() + [folders.links_problem()] if problem]
+    item.orphans = [(relative(display_path(Path(workspace) / "loop-runs" / loop)),
+                     [relative(display_path(Path(workspace) / "runs" / child)) for child in children])
+                    for loop, children in folders.orphans().items()]
     item.records = record_keys(folders, PurePosixPath(*Path(workspace).relative_to(root).parts))
 
 
@@ -308,6 +313,14 @@ def earlier_note(earlier):
 def cut_short_note(loop):
     return (f"{loop['folder']} 停在 {loop['cut_short']}（中断或单次超时），记录与证据一致：不计入任何情景，"
             "也不影响结果。")
+
+
+def orphan_note(loop_folder, children):
+    """A loop folder gone and its children left (a loop deleted or moved): a note for a person; lesson 13's runs
+    may be named so too, so it holds nothing back."""
+    shown = [visible(child) for child in children]
+    return (f"{listed(shown)} 的名称是循环 {visible(Path(loop_folder).name)} 的子运行，{visible(loop_folder)} 却不在这份"
+            "提交里：这个循环可能被删除或移走了（用 harness.py 单独运行、恰好这样命名的除外），请核对。")
 
 
 def one_line(problem, folders):

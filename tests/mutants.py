@@ -1075,5 +1075,6 @@ MUTANTS = [
 ]
 
 from tests.mutants_answers import ANSWER_MUTANTS  # noqa: E402  (the answering rules' own list)
+from tests.mutants_learner import LEARNER_MUTANTS  # noqa: E402  (the learner's path: names, --pack's pitfalls)
 
-MUTANTS += ANSWER_MUTANTS
+MUTANTS += ANSWER_MUTANTS + LEARNER_MUTANTS

@@ -24,7 +24,7 @@ from classroom import upload
 from tests import test_class_check as class_tests
 from tests.test_class_check import HONEST, in_process
 from tests.test_class_intake import zip_folder
-from tests.support import WINDOWS
+from tests.support import skip_on_windows
 from tests.test_loop_lab import SharedWorkspaceTestCase
 
 
@@ -184,8 +184,7 @@ class TeacherOutputsTest(SharedWorkspaceTestCase):
     # --- no recursion a folder's depth can exhaust -----------------------------------------------------
 
     def test_pack_over_1100_nested_folders_writes_its_zip_and_its_row(self):
-        if WINDOWS:
-            self.skipTest("Windows 的路径在 1,100 层文件夹之前早就超过 260 个字符了")
+        skip_on_windows(self, "路径在 1,100 层文件夹之前早就超过 260 个字符了")
         from classroom import hand_in
         from classroom.intake import remove_tree
         import cli
