@@ -10,7 +10,8 @@ glosses of error types. Verifiers share this file with the programs they check b
 decides a verdict.
 
 It is imported first by every program, and refuses a Python older than 3.11 before any other import: so
-everything above that check must parse and run on old Pythons (3.8 and newer are tested).
+everything above that check must parse and run on old Pythons (3.6 and newer are tested; Python 2 and 3.0-3.5
+cannot parse any program of the workspace, and print their own SyntaxError).
 """
 import sys
 
@@ -202,6 +203,11 @@ def chinese(message):
     return f"参数无法解析（argparse 的原话：{message}）。"
 
 
+# What an input method or a word processor types where "-" was meant: em and en dashes (a Chinese input method's
+# "——"), figure and horizontal bars, hyphens, the minus sign and the full-width hyphen-minus.
+INPUT_METHOD_DASHES = "\u2014\u2013\u2015\u2012\u2010\u2011\u2212\uff0d"
+
+
 class _ChineseHelpFormatter(argparse.HelpFormatter):
     def add_usage(self, usage, actions, groups, prefix=None):
         super().add_usage(usage, actions, groups, "用法：" if prefix is None else prefix)
@@ -236,9 +242,9 @@ class ChineseArgumentParser(argparse.ArgumentParser):
 
     def parse_known_args(self, args=None, namespace=None):
         self._typed = list(sys.argv[1:] if args is None else args)  # what error() looks through for a typo
-        twice = self._given_twice()
-        if twice:
-            self.error(twice)
+        wrong = self._input_method_dash() or self._given_twice()
+        if wrong:
+            self.error(wrong)
         return super().parse_known_args(args, namespace)
 
     def error(self, message):
@@ -260,6 +266,26 @@ class ChineseArgumentParser(argparse.ArgumentParser):
                 nearest = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
                 return (f"无法识别的选项 {name}：是不是想写 {nearest[0]}？" if nearest else
                         f"无法识别的选项 {name}（可用的选项：{'、'.join(sorted(known))}）。")
+        return None
+
+    def _input_method_dash(self):
+        """Why a typed word that starts with a dash an input method makes (`——run`, `—run`, `－－run`, `−1`) is
+        refused, naming what to type instead; None when there is none. argparse would take it for a value and
+        complain that the option meant is missing."""
+        for word in self._typed:
+            if word == "--":
+                break
+            rest = word.lstrip(INPUT_METHOD_DASHES)
+            if rest == word:
+                continue
+            import unicodedata  # only for such a word: full-width letters typed after it read as the ASCII ones
+            dashes, rest = word[:len(word) - len(rest)], unicodedata.normalize("NFKC", rest)
+            name = rest.split("=", 1)[0]
+            fixed = next((f"{prefix}{rest}" for prefix in ("-" * len(dashes), "--", "-")
+                          if prefix + name in self._options() or (prefix == "-" and name[:1].isdigit())),
+                         "-" * len(dashes) + rest)
+            return (f"{word} 开头的「{dashes}」是中文输入法打出的破折号或全角符号，不是英文的连字符 -：请切换到英文输入法"
+                    f"重新输入，写成 {fixed}。")
         return None
 
     def _given_twice(self):

@@ -9,7 +9,9 @@ succeeded, a random id, the wall-clock start and finish with the monotonic durat
 them, and a status: `needs_review` (mechanical pass, content review pending), `failed`
 (a ValidationError: a known, teachable rejection) or `needs_human` (anything unexpected).
 One run, no retry: an error stops it. Run names are one name whatever their case: `runs/Demo`
-makes `demo` used. `runs/NAME` appears only together with its input copy and first run.json.
+makes `demo` used. On the command line a name shaped like a loop's child (`LOOP-NN` where loop-runs/LOOP exists,
+or is being claimed) is refused too: it would read as that loop's attempt. `runs/NAME` appears only together with
+its input copy and first run.json.
 Ctrl-C (or SIGTERM/SIGHUP) at any moment prints one JSON line and exits 130.
 
 Shared with other files: cli.py plumbing (console, arguments, strict JSON, atomic records, the
@@ -158,11 +160,22 @@ def fail(record, step, status, error_type, message):
 
 
 def check(root=ROOT):
-    """What --check prints: are the watched files here? (A Python older than 3.11 never gets this far: importing
-    cli refused it, in the one line every program says.)"""
+    """What --check prints: are the watched files here, and can the records be written? (A Python older than
+    3.11 never gets this far: importing cli refused it, in the one line every program says.)"""
     missing = [rel for rel in WATCHED_FILES if not (Path(root) / rel).is_file()]
-    return {"ready": not missing, "missing": missing,
-            "watched_files": len(WATCHED_FILES), "python": "%d.%d.%d" % sys.version_info[:3]}
+    read_only = read_only_folders(root)
+    return {"ready": not missing and not read_only, "missing": missing,
+            "watched_files": len(WATCHED_FILES), "python": "%d.%d.%d" % sys.version_info[:3], "read_only": read_only}
+
+
+def read_only_folders(root):
+    """The folders a run or a loop writes its records in that cannot be written: runs/ and loop-runs/ where they
+    exist, the workspace itself ("." ) where one of them is still to be made. A read-only workspace (opened inside
+    a ZIP, a read-only share) is not ready: its first run would fail."""
+    found = [f"{name}/" for name in ("runs", "loop-runs")
+             if os.path.isdir(Path(root) / name) and not os.access(Path(root) / name, os.W_OK)]
+    to_make = not all(os.path.isdir(Path(root) / name) for name in ("runs", "loop-runs"))
+    return (["."] if to_make and not os.access(root, os.W_OK) else []) + found
 
 
 EXIT_FOR = {"needs_review": cli.EXIT_OK, "failed": cli.EXIT_STOP, "needs_human": cli.EXIT_STOP}
@@ -198,11 +211,12 @@ def parse_arguments(argv):
         usage=("[-h] (--check | --run NAME)", f"[--sample {{{','.join(SAMPLES)}}}]"),
         description="导出任务的单次 Harness：检查环境，或在新的 runs/NAME/ 中运行一次导出与验证。",
         epilog="退出码：0 就绪 / needs_review；1 未就绪 / failed / needs_human；"
-               "2 参数错误或运行名已被使用（不区分大小写）；130 被 Ctrl-C 中断。",
+               "2 参数错误、运行名已被使用（不区分大小写）或像某个循环的子运行；130 被 Ctrl-C 中断。",
     )
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--check", action="store_true", help="检查 14 个受监视文件（Python 低于 3.11 时每个脚本都会先拒绝运行）")
-    mode.add_argument("--run", metavar="NAME", help="新的运行名（runs/NAME/ 不得已存在，不区分大小写）")
+    mode.add_argument("--run", metavar="NAME",
+                      help="新的运行名（runs/NAME/ 不得已存在，不区分大小写；不能是已有循环 LOOP 的 LOOP-NN）")
     parser.add_argument("--sample", choices=SAMPLES, help="要导出的固定样例")
     args = parser.parse_args(argv)
     if args.run is not None and not args.sample:
@@ -224,12 +238,19 @@ def main(argv=None):
 
 
 def check_command(session):
-    result = check()
+    result = check(ROOT)
+    again = cli.command(ROOT / "harness.py", "--check")
     if result["ready"]:
         cli.say("环境就绪。")
-    else:
+    if result["missing"]:
         cli.say(f"环境未就绪：缺少 {'、'.join(result['missing'])}。请从课程 ZIP 里重新取出这些文件（或用你改动前留的备份"
-                f"放回），不要自己重写；然后再运行 {cli.command(ROOT / 'harness.py', '--check')}。")
+                f"放回），不要自己重写；然后再运行 {again}。")
+    if result["read_only"]:
+        where = "、".join(cli.display_path(ROOT / rel) + ("（工作区本身）" if rel == "." else "")
+                          for rel in result["read_only"])
+        cli.say(f"环境未就绪：{where} 不能写入，而每次运行和循环都要在 runs/ 和 loop-runs/ 里写记录。常见原因是直接在压缩包"
+                "里打开了工作区，或者它在只读的位置（只读的共享文件夹、光盘、没有写权限的目录）。请把整个工作区解压或复制到"
+                f"你有写权限的文件夹（例如“文档”里），进入那里再运行 {again}。")
     session.print_line(result)
     return cli.EXIT_OK if result["ready"] else cli.EXIT_STOP
 
@@ -238,6 +259,10 @@ def run_command(parser, session):
     name, sample = session.run, session.sample
     not_started = {"run": name, "sample": sample, "status": "not_started"}
     try:
+        loop = loop_of(ROOT, name)  # the command line's own rule: a loop makes its children through run_harness
+        if loop:
+            cli.say(loop_child_text(name, sample, loop))
+            return cli.EXIT_USAGE
         session.record = record = run_harness(ROOT, name, sample)
     except ValueError as exc:
         parser.error(str(exc))
@@ -290,6 +315,30 @@ def name_taken_text(name, sample, exc):
                 f"若没有别的 harness 在运行，它是被强行结束的进程留下的，{cli.STALE_LOCK_SECONDS} 秒后会自动失效。")
     case_note = "" if Path(exc.path).name == name else "（运行名不区分大小写）"
     return f"{in_way} 已存在{case_note}：旧证据不会被覆盖，请换一个新的运行名，例如：{example}"
+
+
+def loop_of(root, name):
+    """The loop (as loop-runs/ names it) whose child NAME would read as: NAME is LOOP-NN (two ASCII digits, the
+    shape of every child run) and loop-runs/LOOP exists in any case, or is being claimed; None otherwise."""
+    stem, dash, number = name.rpartition("-")
+    if not (dash and stem and len(number) == 2 and number.isascii() and number.isdigit()):
+        return None
+    try:
+        entries = os.listdir(Path(root) / "loop-runs")
+    except OSError:
+        return None
+    return next((entry[len(".lock-"):] if entry.startswith(".lock-") else entry for entry in sorted(entries)
+                 if entry.lower() in (stem.lower(), f".lock-{stem.lower()}")), None)
+
+
+def loop_child_text(name, sample, loop):
+    """Why NAME is refused (exit 2): the loop it would join, and a name that would work."""
+    free = suggest_name(name, lambda other: run_name_used(ROOT, other) or loop_of(ROOT, other), count_on=False)
+    example = cli.command(ROOT / "harness.py", "--run", free, "--sample", sample)
+    number = int(name.rpartition("-")[2])
+    return (f"运行名「{name}」像是循环 {loop} 的第 {number} 次尝试：{cli.display_path(ROOT / 'loop-runs' / loop)} "
+            f"已存在，它的子运行就叫 runs/{loop}-01、runs/{loop}-02……，核对这个循环时，这样一个单独的运行会被当成它多出来"
+            f"的尝试，那个循环就要交给人判断。什么都没有创建。请换一个不像子运行的运行名，例如：{example}")
 
 
 def run_name_used(root, name):

@@ -55,7 +55,7 @@ from cli import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOP, EXIT_USAGE, create_record
                  write_json_atomic)
 from machinery import arguments, executor, interrupts, progress
 from machinery.arguments import as_given
-from machinery.progress import before_again, done_line, explain, left_text
+from machinery.progress import DECIDE, before_again, done_line, explain, left_text
 
 ROOT = Path(__file__).resolve().parent
 SCHEMA = "loop-run/3"
@@ -314,74 +314,55 @@ class OuterLoop:
     def budget_exhausted(self, number, reason, why, elapsed=None):
         say(f"[第 {number} 轮] {why}：不再提出候选，停止（budget_exhausted/{reason}）。")
         if reason == "attempt_budget":
-            decide = ("尝试次数是硬上限：用完就停，即使下一个候选可能通过也不多试（本课用 --max-attempts "
-                      "限制尝试次数时，演示的正是这一点，这是预期结果）。"
-                      f"最后一次反馈在 {self.attempts[-1]['child_run']}/run.json。"
-                      "请决定是否值得给更多尝试（--max-attempts 最多 5）并用新名称重新运行；在真实项目里，若反馈指向"
-                      "候选本身，由候选的作者修正候选后再用新名称运行。本记录保持不动。")
+            decide = DECIDE["attempt_budget"].format(child=self.attempts[-1]["child_run"])
         elif self.attempts:
-            decide = ("时间预算在两轮之间耗尽：先核对已完成的子运行是否与记录一致，再决定是否用更大的 "
-                      "--max-seconds（最多 300）和新名称重新运行。本记录保持不动。") + self.slow_lesson(number)
+            decide = DECIDE["time_budget"] + self.slow_lesson(number)
         elif self.max_seconds == 0:
-            decide = ("还没开始任何尝试。本课 --max-seconds 0 情景演示的正是“开始前预算已不足”，这是预期结果；"
-                      "要真正运行，请给出大于 0 的 --max-seconds（最多 300）并用新名称运行。")
+            decide = DECIDE["no_time_at_all"]
         else:
-            decide = (f"还没开始任何尝试，也没有子运行：时间预算 {self.record['budget']['max_seconds']} 秒在第 1 轮"
-                      "开始前就用完了（循环启动本身用掉了这些时间）。请用更大的 --max-seconds（最多 300）和新名称"
-                      "重新运行。本记录保持不动。")
+            decide = DECIDE["time_spent_starting"].format(seconds=self.record["budget"]["max_seconds"])
         return Stop("budget_exhausted", reason, self.handoff(f"第 {number} 轮开始前：{why}", decide), elapsed=elapsed)
 
     def slow_lesson(self, number):
         if self.scenario != "slow":
             return ""
-        return (f"在本课中这是 slow 情景配小时间预算的预期结果：第 {number - 1} 次尝试开始时预算还够，它等替身工具"
-                f" {self.tool_wait:g} 秒时没有被打断——轮次边界检查不是超时；要在动作进行中终止它，需要 --attempt-timeout。")
+        return DECIDE["slow_lesson"].format(attempt=number - 1, seconds=f"{self.tool_wait:g}")
 
     def permission_boundary(self, number, proposal):
         action, target = proposal.get("action"), proposal.get("target") or proposal.get("sample")
-        self.record["blocked_proposal"] = {
-            "action": action, "target": target,
-            "reason": "docs/loop/TASK.md 只允许 export 三个已知样例之一；这个动作不在本轮范围内，没有执行。",
-        }
+        self.record["blocked_proposal"] = {"action": action, "target": target, "reason": DECIDE["out_of_scope"]}
         say(f"[第 {number} 轮] 候选 {action} {target}：超出允许范围，已拦下，没有执行（needs_human/permission_boundary）。")
         before_export = "本轮尚未导出就" if not self.attempts else ""
         return Stop("needs_human", "permission_boundary", self.handoff(
             f"第 {number} 轮的范围检查：{before_export}提议 {action} 到 {target}，超出只允许本地导出的范围",
-            f"先澄清任务目标：是否真的需要 {action}？循环不能执行它，也不能自己扩大范围。在本课中这是 permission "
-            "情景的预期结果：越权提议被拦下并记在 blocked_proposal，没有执行。在真实项目里，是否授权这类动作由"
-            "项目负责人决定，写进新的任务说明后再用新名称运行。"))
+            DECIDE["permission_boundary"].format(action=action)))
 
     def context_changed(self, when, changed, gone):
         files = "、".join(rel + ("（已不存在）" if rel in gone else "") for rel in changed)
-        return self.needs_human("ContextChanged", f"{when}发现循环开始后这些文件变了：{files}", (
-            f"请先弄清是谁、为什么改了 {files}。在本课中样例、笔记、验证器和任务文档都不应被改动：若改动不是有意的，"
-            "把这些文件恢复为课程原样；在真实项目里，由负责这些文件的人确认改动是否应当保留。之后用新名称重新运行，"
-            "让新记录对应新版本；本记录和已有子运行保持不动。"), changed,
-            why=f"循环开始后上下文文件变了（{files}）：停止，交给人")
+        return self.needs_human("ContextChanged", f"{when}发现循环开始后这些文件变了：{files}",
+                                DECIDE["context_changed"].format(files=files), changed,
+                                why=f"循环开始后上下文文件变了（{files}）：停止，交给人")
 
     def child_name_taken(self, attempt):
         self.attempts.remove(attempt)  # nothing of it ran: it is not counted
         child = attempt["child_run"]
         return self.needs_human("FileExistsError", f"第 {attempt['attempt']} 次尝试开始时，{child} 已被别的运行占用，"
-                                "本次尝试没有执行、不计数", (
-            f"{child} 不是本循环创建的，可能是别人的证据：不要删除或改写它。请换一个新名称重新运行整个循环。"), [child])
+                                "本次尝试没有执行、不计数", DECIDE["child_name_taken"].format(child=child), [child])
 
     def evidence_mismatch(self, attempt, problems):
         child = attempt["child_run"]
         found = "；".join(problem.rstrip("。") for problem in problems)
         artifact = [f"{child}/artifact/"] if (self.root / child / "artifact").is_dir() else []
-        return self.needs_human("EvidenceMismatch", f"独立核对 {child} 没有通过：{found}", (
-            f"子运行的记录与它留下的文件对不上：不要改写记录让它通过。请对照 {child}/run.json 和它的产物"
-            "（artifact/，失败的运行没有这个目录）找出不一致的原因（被改动、磁盘问题或程序错误），保留这些证据，"
-            "之后用新名称重新运行。"), artifact, why="独立核对没有通过，记录与文件对不上：不能当作反馈，停止，交给人")
+        return self.needs_human("EvidenceMismatch", f"独立核对 {child} 没有通过：{found}",
+                                DECIDE["evidence_mismatch"].format(child=child), artifact,
+                                why="独立核对没有通过，记录与文件对不上：不能当作反馈，停止，交给人")
 
     def child_needs_human(self, attempt):
         child, feedback = attempt["child_run"], attempt["feedback"] or {}
         error_type = feedback.get("error_type") or "ChildNeedsHuman"
         return self.needs_human(error_type, f"子运行 {child} 以 {attempt['status']} 结束："
-                                f"{feedback.get('message') or '没有记录错误消息'}", (
-            f"这不是规则拒绝，而是环境或程序的问题：请看 {child}/run.json 的 error，判断原因；不要为了让它通过而修改"
-            "样例、笔记或验证器。处理后用新名称重新运行。"),
+                                f"{feedback.get('message') or '没有记录错误消息'}",
+                                DECIDE["child_needs_human"].format(child=child),
             why=f"子运行以 {attempt['status']} 结束（{error_type}），不是已确认的教学失败：停止，交给人")
 
     def stalled(self, attempt, earlier):
@@ -389,9 +370,7 @@ class OuterLoop:
         return Stop("stalled", "repeated_failure", self.handoff(
             f"第 {attempt['attempt']} 次尝试之后：候选 {sample}（内容未变）再次得到与第 {earlier['attempt']} 次相同的"
             f"错误，{explain(feedback['error_type'])}：{feedback['message']}",
-            "同一候选、同一错误重复出现，再试也不会有进展，所以循环停下。在本课中这正是 stuck 情景的预期结果："
-            f"samples/{sample}.json 是固定的教学输入，不要修改它。在真实项目里，由候选的作者按错误消息修正候选，"
-            "确认后用新名称重新运行。", [f"samples/{sample}.json"]),
+            DECIDE["stalled"].format(sample=sample), [f"samples/{sample}.json"]),
             why=f"已确认的教学失败，与第 {earlier['attempt']} 次尝试的候选和错误都相同：没有进展，停止")
 
     def timed_out(self, attempt, timeout):
@@ -402,14 +381,12 @@ class OuterLoop:
                                 "inventory": timeout.left})
         progress.say_round(attempt, self.max_attempts, self.root)
         tool = f"（slow 的替身工具要等 {self.tool_wait:g} 秒才返回）" if self.tool_wait else ""
-        lesson = (f"在本课中这是 slow 情景配上比替身工具更短的 --attempt-timeout 的预期结果。"
-                  if self.tool_wait > timeout.seconds else "")
+        lesson = DECIDE["slow_timeout_lesson"] if self.tool_wait > timeout.seconds else ""
         return Stop("needs_human", "attempt_timeout", self.handoff(
             f"第 {attempt['attempt']} 次尝试到单次时限 {limit} 秒仍未返回：子进程运行了 {timeout.waited:.1f} 秒后被终止",
-            f"正在运行的是 export {sample} → {child}{tool}。它留下的：{left_text(child, timeout.left)}。"
-            f"再运行之前请核对：{before_again(child, timeout.left)}被终止的尝试不会自动重试，循环也不删除它留下的任何东西。"
-            f"确认这个动作确实需要更长时间后，再用更大的 --attempt-timeout（最多 300 秒）和新名称重新运行；本记录保持不动。"
-            + lesson), why=f"超过单次时限 {limit} 秒，子进程已被终止，结果未知：不自动重试，停止，交给人")
+            DECIDE["timed_out"].format(sample=sample, child=child, tool=tool, left=left_text(child, timeout.left),
+                                       check=before_again(child, timeout.left)) + lesson),
+            why=f"超过单次时限 {limit} 秒，子进程已被终止，结果未知：不自动重试，停止，交给人")
 
     def needs_human(self, error_type, what, decide, inspect=(), why=None):
         say(f"意外情况，{explain(error_type)}：{what}。")
@@ -442,16 +419,12 @@ class OuterLoop:
         in_flight = self.attempt_in_flight()
         mark_unknown(in_flight)
         advice = self.unknown_attempt_advice(in_flight["child_run"]) if in_flight else ""
-        return self.needs_human(error_type, what, advice + (
-            "这不是可以自动重试的普通反馈：请按 error_type 核对“请核对”所列的文件，判断是环境、证据还是程序的问题；"
-            "不要清空重跑，处理后用新名称重新运行。"), inspect)
+        return self.needs_human(error_type, what, advice + DECIDE["unexpected"], inspect)
 
     def unknown_attempt_advice(self, child):
-        ended = "执行这次尝试的子进程已被结束，循环等它退出后才写下这份记录；" if self.attempt_timeout is not None else ""
-        if (self.root / child / "run.json").is_file():
-            return (f"{ended}先核对 {child}/ 里实际发生的动作和产物（run.json 可能仍是 running），不能认定这次动作没做。")
-        return (f"{ended}{child}/run.json 不存在：子运行在留下记录之前就停了，但不能认定这次动作没做；"
-                f"先确认 {child}/ 是否存在、里面有什么。")
+        ended = DECIDE["child_process_ended"] if self.attempt_timeout is not None else ""
+        recorded = "unknown_with_record" if (self.root / child / "run.json").is_file() else "unknown_without_record"
+        return ended + DECIDE[recorded].format(child=child)
 
     def record_not_saved(self, exc):
         cause = exc.__cause__

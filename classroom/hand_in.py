@@ -23,11 +23,13 @@ and verifier/records.py's disk_key and visible (names as a disk compares them, a
 """
 import json
 import os
+import re
 import stat
 import zipfile
 from pathlib import Path
 
-from classroom.check import entry_row, workspace_row
+from classroom import pitfalls
+from classroom.check import entry_row, teacher_course, workspace_row
 from classroom.intake import WINDOWS_RESERVED, student_and_id, windows_device
 from classroom.report import row_text
 from cli import (EXIT_OK, EXIT_STOP, EXIT_USAGE, EvidenceError, command, display_path, entry_kind, gloss, print_json,
@@ -38,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent  # the workspace, which holds this
 EVIDENCE = ("loop-runs", "runs")
 MANIFEST = "hand-in.json"
 FILE_CAP = 16 * 1024 * 1024  # far above the checks' own caps (1 MiB): a larger file is packed by no honest run
+WINDOWS_DRIVE = re.compile(r"[A-Za-z]:([\\/]|$)")  # D:\作业 or D:/作业 or D:
 ENTRY_TIME = (1980, 1, 1, 0, 0, 0)  # not the files' times: a copied workspace still packs to the same bytes
 
 
@@ -49,6 +52,9 @@ def pack_problem(out, root):
         where = "工作区（当前文件夹）" if display_path(root) == "." else f"工作区 {display_path(root)} "
         return (f"{where}里没有 loop-runs/ 文件夹：还没有可交的循环。先运行循环（例如 "
                 f"{command(root / 'loop_lab.py', '--run', 'repair-01', '--scenario', 'repair')}），再打包。")
+    windows_path = windows_style(str(out))
+    if windows_path:
+        return windows_path
     if not out.name.lower().endswith(".zip") or len(out.name) <= len(".zip"):
         return f"{out} 不是 .zip 文件名：请给出例如 张三.zip 这样的名称。"
     parent = Path(os.path.abspath(out)).parent
@@ -59,6 +65,17 @@ def pack_problem(out, root):
         return (f"{out} 在 {inside[0]}/ 里面：ZIP 不能放进它要打包的证据里。请写到别处，例如 "
                 f"{command(root / 'verify_loop.py', '--pack', root / '张三.zip')}。")
     return None
+
+
+def windows_style(text):
+    """Why TEXT, a Windows path typed on macOS or Linux (a drive, backslashes), is refused there (Chinese), or None:
+    it would become one file whose name holds the backslashes."""
+    if os.name == "nt" or not (WINDOWS_DRIVE.match(text) or "\\" in text):
+        return None
+    name = text.replace("\\", "/").rsplit("/", 1)[-1] or "张三.zip"
+    text, name = visible(text), visible(name)
+    return (f"{text} 是 Windows 的路径写法（盘符 D: 或反斜杠 \\）：在 macOS / Linux 上它不是文件夹里的文件，而会成为一个"
+            f"名字里带反斜杠的文件。请用 / 分隔的路径，例如 ../作业/{name}，或只写文件名 {name}（写到当前文件夹）。")
 
 
 def free_name(out):
@@ -168,28 +185,30 @@ def safe_name(name):
 
 def empty_folders(root):
     """The folders under loop-runs/ and runs/ with no file anywhere below them (a ZIP holds files only, so the
-    teacher never sees them), the top-most of each such branch."""
-    fileless = []
-
-    def holds_files(name, path):
+    teacher never sees them), the top-most of each such branch. Walked with a list, not by recursion: no depth
+    of folders can exhaust the stack."""
+    found, pending = [], [(top, root / top) for top in EVIDENCE
+                          if os.path.isdir(root / top) and not os.path.islink(root / top)]
+    while pending:  # every folder before the folders below it
+        name, path = pending.pop()
         try:
             children = sorted(os.listdir(path))
         except OSError:
-            return True
-        held = False
-        for child in children:
+            children = None  # unreadable: taken as holding files, so it is never called empty
+        below = []
+        for child in children or ():
             if name in EVIDENCE and child.startswith("."):
                 continue  # a claim folder, never packed
             if os.path.isdir(path / child) and not os.path.islink(path / child):
-                held = holds_files(f"{name}/{child}", path / child) or held
-            else:
-                held = True
-        if not held:
-            fileless.append(name)
-        return held
-    for top in EVIDENCE:
-        if os.path.isdir(root / top) and not os.path.islink(root / top):
-            holds_files(top, root / top)
+                below.append(f"{name}/{child}")
+                pending.append((f"{name}/{child}", path / child))
+        files = children is None or len(below) < len([c for c in children
+                                                      if not (name in EVIDENCE and c.startswith("."))])
+        found.append((name, files, below))
+    held = {}
+    for name, files, below in reversed(found):  # the folders below first
+        held[name] = files or any(held[child] for child in below)
+    fileless = {name for name, value in held.items() if not value}
     return sorted(name for name in fileless if name.rpartition("/")[0] not in fileless)
 
 
@@ -266,7 +285,11 @@ def pack(parser, out_text, root=None):
         say(f"没有写出 {display_path(out)}：有 {len(refused)} 个名称老师的核对取不出来。")
         return EXIT_USAGE
     student, student_id = student_and_id(out.name)
-    home = workspace_row(root, student, student_id=student_id)
+    ready = pitfalls.before(root, out, teacher_course(),  # judged against this workspace's own course files
+                            lambda folder: workspace_row(folder, student, student_id=student_id))
+    if ready is None:  # what it was is said
+        return EXIT_USAGE
+    home, exercises, alone = ready
     packed, left_out = evidence_files(root)
     try:
         written, unread = write_hand_in(out, packed, home)
@@ -279,6 +302,7 @@ def pack(parser, out_text, root=None):
     print_json(row)  # the very line the class check prints for this ZIP
     say_hand_in(out, row, len(written), sorted(left_out + unread))
     say_difference(home, row, empty_folders(root), sorted(left_out + unread))
+    pitfalls.after(root, out, row, exercises, (home, alone))
     return EXIT_OK if row["result"] == "pass" else EXIT_STOP
 
 

@@ -3,10 +3,65 @@
 What it guarantees: every line goes to stderr in Chinese (stdout keeps its one JSON line); every path shown
 can be typed from the current folder (cli.display_path), and a file named for inspection that does not exist
 (yet) is marked "（不存在）"; an error type is always said with its Chinese gloss. Wording only: nothing here
-decides, and the hand-off it prints is the one the loop wrote into its record. Shared: cli.py (gloss, paths,
+decides, and the hand-off it prints is the one the loop wrote into its record; DECIDE holds the words of
+what each kind of stop asks a person to decide, which loop_lab.py fills in where it stops. Shared: cli.py (gloss, paths,
 stderr). The attempts and the hand-off are the loop's record entries (docs/loop/TASK.md「记录」), handed in.
 """
 import cli
+
+# What the hand-off asks a person to decide, for each way the loop stops (and the scope rule a blocked proposal
+# is recorded with). Templates only: loop_lab.py picks one where it stops and fills it in.
+DECIDE = {
+    "attempt_budget": (
+        "尝试次数是硬上限：用完就停，即使下一个候选可能通过也不多试（本课用 --max-attempts 限制尝试次数时，演示的正是这一点，"
+        "这是预期结果）。最后一次反馈在 {child}/run.json。请决定是否值得给更多尝试（--max-attempts 最多 5）并用新名称"
+        "重新运行；在真实项目里，若反馈指向候选本身，由候选的作者修正候选后再用新名称运行。本记录保持不动。"),
+    "time_budget": (
+        "时间预算在两轮之间耗尽：先核对已完成的子运行是否与记录一致，再决定是否用更大的 --max-seconds（最多 300）"
+        "和新名称重新运行。本记录保持不动。"),
+    "no_time_at_all": (
+        "还没开始任何尝试。本课 --max-seconds 0 情景演示的正是“开始前预算已不足”，这是预期结果；要真正运行，"
+        "请给出大于 0 的 --max-seconds（最多 300）并用新名称运行。"),
+    "time_spent_starting": (
+        "还没开始任何尝试，也没有子运行：时间预算 {seconds} 秒在第 1 轮开始前就用完了（循环启动本身用掉了这些时间）。"
+        "请用更大的 --max-seconds（最多 300）和新名称重新运行。本记录保持不动。"),
+    "slow_lesson": (
+        "在本课中这是 slow 情景配小时间预算的预期结果：第 {attempt} 次尝试开始时预算还够，它等替身工具 {seconds} 秒时"
+        "没有被打断——轮次边界检查不是超时；要在动作进行中终止它，需要 --attempt-timeout。"),
+    "out_of_scope": "docs/loop/TASK.md 只允许 export 三个已知样例之一；这个动作不在本轮范围内，没有执行。",
+    "permission_boundary": (
+        "先澄清任务目标：是否真的需要 {action}？循环不能执行它，也不能自己扩大范围。在本课中这是 permission "
+        "情景的预期结果：越权提议被拦下并记在 blocked_proposal，没有执行。在真实项目里，是否授权这类动作由"
+        "项目负责人决定，写进新的任务说明后再用新名称运行。"),
+    "context_changed": (
+        "请先弄清是谁、为什么改了 {files}。在本课中样例、笔记、验证器和任务文档都不应被改动：若改动不是有意的，"
+        "把这些文件恢复为课程原样；在真实项目里，由负责这些文件的人确认改动是否应当保留。之后用新名称重新运行，"
+        "让新记录对应新版本；本记录和已有子运行保持不动。"),
+    "child_name_taken": "{child} 不是本循环创建的，可能是别人的证据：不要删除或改写它。请换一个新名称重新运行整个循环。",
+    "evidence_mismatch": (
+        "子运行的记录与它留下的文件对不上：不要改写记录让它通过。请对照 {child}/run.json 和它的产物"
+        "（artifact/，失败的运行没有这个目录）找出不一致的原因（被改动、磁盘问题或程序错误），保留这些证据，"
+        "之后用新名称重新运行。"),
+    "child_needs_human": (
+        "这不是规则拒绝，而是环境或程序的问题：请看 {child}/run.json 的 error，判断原因；不要为了让它通过而修改"
+        "样例、笔记或验证器。处理后用新名称重新运行。"),
+    "stalled": (
+        "同一候选、同一错误重复出现，再试也不会有进展，所以循环停下。在本课中这正是 stuck 情景的预期结果："
+        "samples/{sample}.json 是固定的教学输入，不要修改它。在真实项目里，由候选的作者按错误消息修正候选，"
+        "确认后用新名称重新运行。"),
+    "timed_out": (
+        "正在运行的是 export {sample} → {child}{tool}。它留下的：{left}。再运行之前请核对：{check}被终止的尝试"
+        "不会自动重试，循环也不删除它留下的任何东西。确认这个动作确实需要更长时间后，再用更大的 --attempt-timeout"
+        "（最多 300 秒）和新名称重新运行；本记录保持不动。"),
+    "slow_timeout_lesson": "在本课中这是 slow 情景配上比替身工具更短的 --attempt-timeout 的预期结果。",
+    "unexpected": (
+        "这不是可以自动重试的普通反馈：请按 error_type 核对“请核对”所列的文件，判断是环境、证据还是程序的问题；"
+        "不要清空重跑，处理后用新名称重新运行。"),
+    "child_process_ended": "执行这次尝试的子进程已被结束，循环等它退出后才写下这份记录；",
+    "unknown_with_record": "先核对 {child}/ 里实际发生的动作和产物（run.json 可能仍是 running），不能认定这次动作没做。",
+    "unknown_without_record": (
+        "{child}/run.json 不存在：子运行在留下记录之前就停了，但不能认定这次动作没做；先确认 {child}/ 是否存在、里面有什么。"),
+}
 
 
 def explain(error_type):

@@ -20,8 +20,41 @@ _SKIP = {".git", "runs", "loop-runs", "ask-runs", "__pycache__", ".ci"}
 _FAST_TEMP = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
 # Windows, or its behaviour simulated on Linux and macOS (tests/windows_behaviour.py): a test that cannot
 # hold there skips itself with the reason. Suggested commands start with `py -3` there.
-WINDOWS = os.name == "nt" or bool(os.environ.get("LESSON_WINDOWS_BEHAVIOUR"))
+SIMULATED = bool(os.environ.get("LESSON_WINDOWS_BEHAVIOUR"))
+WINDOWS = os.name == "nt" or SIMULATED
 PYTHON = "py -3" if WINDOWS else "python3"
+ON_WINDOWS = "Windows："  # how every reason of the one rule starts (tests/windows_behaviour.py lists them)
+
+
+def not_on_windows(why):
+    """The one rule for a test that cannot hold on Windows: skipped there and under Windows' simulated behaviour,
+    saying WHY (in Chinese). No test skips for Windows any other way (tests/test_python_versions.py checks), so the
+    Windows-behaviour pass runs every other test as Windows would, and one that cannot hold there fails it."""
+    return unittest.skipIf(WINDOWS, ON_WINDOWS + why)
+
+
+def skip_on_windows(case, why):
+    """The same rule inside a test that can tell only once it runs (CASE is the running test)."""
+    if WINDOWS:
+        case.skipTest(ON_WINDOWS + why)
+
+
+def skip_in_simulation(case, why):
+    """A test that holds on Windows but that the simulation cannot imitate (tests/windows_simulation.py)."""
+    if SIMULATED:
+        case.skipTest("Windows 行为模拟：" + why)
+
+
+def benchmark_verdict(missed, wrong):
+    """The last line a benchmark (tests/bench_*.py) says, and its exit code: 0 when every target is met and every
+    result is right; 1 otherwise, saying which figures MISSED their targets and which results were WRONG."""
+    if wrong:
+        return (f"结果不对：{'；'.join(wrong)}。这不是速度问题：被测的命令给出了不该有的结果，请先运行 python3 -m unittest"
+                "（退出码 1）。"), 1
+    if missed:
+        return (f"没达到的目标：{'；'.join(missed)}（退出码 1）。这是“变慢了”的信号，不是程序出错，也不影响任何核对结果；"
+                "机器同时在做别的事时秒数类的目标也可能达不到，请在机器空闲时再测一次。"), 1
+    return "全部目标都达到了（退出码 0）。", 0
 
 
 def _ignore(folder, names):

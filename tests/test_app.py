@@ -14,7 +14,7 @@ import urllib.error
 import urllib.request
 from unittest import mock as patching
 
-from tests.support import ROOT, WINDOWS, WorkspaceTestCase
+from tests.support import ROOT, WorkspaceTestCase, not_on_windows, skip_in_simulation
 
 sys.path.insert(0, str(ROOT / "project"))
 import app  # noqa: E402
@@ -170,7 +170,7 @@ class AskOfflineTest(WorkspaceTestCase):
         self.assertIn("无法识别的字符", stderr)
         self.assertNoTraceback(stderr)
 
-    @unittest.skipIf(WINDOWS, "Windows：SIGTERM 会直接结束进程，chat 来不及回答")
+    @not_on_windows("SIGTERM 会直接结束进程，chat 来不及回答")
     def test_chat_ends_on_termination_at_the_prompt(self):
         env = {key: value for key, value in os.environ.items() if key != "DEEPSEEK_API_KEY"}
         proc = subprocess.Popen([sys.executable, str(self.root / "project" / "app.py"), "chat"], stdin=subprocess.PIPE,
@@ -241,8 +241,7 @@ class CtrlCAtTheFirstLineTest(WorkspaceTestCase):
     """A Ctrl-C while app.py imports `signal` itself, before its note-taker is in place: no traceback."""
 
     def test_ctrl_c_while_the_first_import_runs(self):
-        if os.environ.get("LESSON_WINDOWS_BEHAVIOUR"):
-            self.skipTest("Windows 行为模拟在脚本之前就导入了 signal，这里替换不了它")
+        skip_in_simulation(self, "模拟在脚本之前就导入了 signal，这里替换不了它")
         fake = self.root.parent / "fake-stdlib"
         fake.mkdir()  # a real SIGINT raised while `import signal` of app.py runs
         (fake / "signal.py").write_bytes(b"import _signal\n_signal.raise_signal(_signal.SIGINT)\n")

@@ -269,7 +269,7 @@ class IntakeTest(unittest.TestCase):
         zip_folder(self.workspace, folder / "b.zip")
         self.assertPackaging(folder.name, "文件夹里有 2 个压缩包（a.zip、b.zip）")
 
-    @unittest.skipUnless(hasattr(os, "mkfifo"), "这里没有命名管道（FIFO）")
+    @support.not_on_windows("没有命名管道（FIFO）")
     def test_a_fifo_named_like_a_zip_is_never_opened(self):
         os.mkfifo(self.class_dir / "pipe.zip")
         self.assertPackaging("pipe.zip", "命名管道（FIFO）")

@@ -14,7 +14,7 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import cli  # noqa: E402
-from tests.support import PYTHON, WINDOWS  # noqa: E402
+from tests.support import PYTHON, not_on_windows  # noqa: E402
 
 
 def parser():
@@ -60,6 +60,17 @@ class ChineseParserTest(unittest.TestCase):
             ("p", "--cuont", "2"): "无法识别的选项 --cuont：是不是想写 --count？",
             ("p", "--zzz"): "无法识别的选项 --zzz（可用的选项：--count、--flag、--help、--mode、-h）。",
             ("--mdoe=a",): "无法识别的选项 --mdoe：是不是想写 --mode？",  # named before the missing PATH
+            # a Chinese input method's dashes, named before the option they hide is missing
+            ("p", "——count", "2"): "——count 开头的「——」是中文输入法打出的破折号或全角符号，不是英文的连字符 -："
+                                   "请切换到英文输入法重新输入，写成 --count。",
+            ("p", "—mode=a"): "—mode=a 开头的「—」是中文输入法打出的破折号或全角符号，不是英文的连字符 -："
+                              "请切换到英文输入法重新输入，写成 --mode=a。",
+            ("p", "－－ｆｌａｇ"): "－－ｆｌａｇ 开头的「－－」是中文输入法打出的破折号或全角符号，不是英文的连字符 -："
+                               "请切换到英文输入法重新输入，写成 --flag。",
+            ("p", "--count", "−2"): "−2 开头的「−」是中文输入法打出的破折号或全角符号，不是英文的连字符 -："
+                                    "请切换到英文输入法重新输入，写成 -2。",
+            ("p", "–x"): "–x 开头的「–」是中文输入法打出的破折号或全角符号，不是英文的连字符 -："
+                         "请切换到英文输入法重新输入，写成 -x。",
         }
         for argv, expected in cases.items():
             with self.subTest(argv=argv):
@@ -173,7 +184,7 @@ class EvidenceReadTest(unittest.TestCase):
             with self.assertRaises(PermissionError):
                 cli.read_evidence(path, 10)
 
-    @unittest.skipUnless(hasattr(os, "mkfifo"), "这个系统（Windows）没有 os.mkfifo")
+    @not_on_windows("没有命名管道（os.mkfifo）")
     def test_a_fifo_is_named_and_never_opened(self):
         path = self.folder / "run.json"
         os.mkfifo(path)  # opening it for reading would block until a writer came
@@ -184,7 +195,8 @@ class EvidenceReadTest(unittest.TestCase):
         self.assertEqual(self.not_regular("/dev/null"), "字符设备")
         self.assertEqual(self.not_regular("/dev/zero"), "字符设备")
 
-    @unittest.skipIf(os.name == "nt" or not os.path.exists("/dev/zero"), "Windows 上创建符号链接需要额外权限")
+    @not_on_windows("创建符号链接需要额外权限")
+    @unittest.skipUnless(os.path.exists("/dev/zero"), "这里没有 /dev/zero")
     def test_a_link_to_dev_zero_is_a_link_and_never_followed(self):
         path = self.folder / "run.json"
         path.symlink_to("/dev/zero")
@@ -329,7 +341,7 @@ class RecordFolderTest(unittest.TestCase):
             self.assertEqual(len(os.listdir(parent)), 1)
 
 
-@unittest.skipIf(WINDOWS, "Windows：os.kill(SIGTERM) 会直接结束进程，处理函数来不及运行")
+@not_on_windows("os.kill(SIGTERM) 会直接结束进程，处理函数来不及运行")
 class TerminationTest(unittest.TestCase):
     def test_sigterm_raises_terminated_which_is_a_keyboard_interrupt(self):
         previous = signal.getsignal(signal.SIGTERM)
@@ -374,7 +386,7 @@ class UsageTest(unittest.TestCase):
 
 
 class DisplayPathTest(unittest.TestCase):
-    @unittest.skipIf(WINDOWS, "Windows：创建符号链接需要额外权限")
+    @not_on_windows("创建符号链接需要额外权限")
     def test_a_far_link_is_shown_by_its_own_name_not_its_target(self):
         with tempfile.TemporaryDirectory() as folder:
             root = Path(folder)
@@ -391,7 +403,7 @@ class DisplayPathTest(unittest.TestCase):
             self.assertTrue(os.path.isabs(shown), shown)
             self.assertEqual(os.path.basename(shown), "link")
 
-    @unittest.skipIf(WINDOWS, "Windows：创建符号链接需要额外权限")
+    @not_on_windows("创建符号链接需要额外权限")
     def test_a_folder_reached_through_a_link_is_still_shown_from_here(self):
         """macOS's /tmp is /private/tmp: the current folder is resolved, a path given through the link is not."""
         with tempfile.TemporaryDirectory() as folder:

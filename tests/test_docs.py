@@ -10,8 +10,9 @@ The convention the documents follow (docs/MAINTAINERS.md, section 「可执行�
 - every other block (`powershell`, `bat`, `text`, untagged) is shown only, never run.
 
 One test walks the README in a temporary copy of the workspace, then the other documents at the same time,
-each in its own copy of the workspace as the README left it (each builds on the README only). In a whole-suite run the walk is done by a process of its own, started while unittest collects the
-suite, so it runs beside the other tests (BackgroundWalk). The test compares every shown output with what
+each in its own copy of the workspace as the README left it (each builds on the README only). In a whole-suite
+run the walk is done by a process of its own, started while unittest collects the suite, so it runs beside the
+other tests (BackgroundWalk). The test compares every shown output with what
 the commands print, exactly, after the masks in MASKS (figures that vary from run to run; both sides).
 Printed paths that differ on every machine are rewritten before comparing: the folder holding the
 copy becomes `…`, this interpreter's path becomes `python3`. On Windows the scripts print paths with `/`
@@ -34,6 +35,7 @@ import os
 import re
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -200,13 +202,14 @@ class Shell:
             shutil.copy2(source, target / source.name if target.is_dir() else target)
 
     def rm(self, args):
-        recursive = args[0] in ("-r", "-R", "-rf")
+        recursive, force = args[0] in ("-r", "-R", "-rf"), args[0] == "-rf"
         for name in args[recursive:]:
             target = self.path(name)
             if target.is_dir() and not target.is_symlink():
                 if not recursive:
                     raise ValueError(f"rm: {name} is a folder (use rm -r)")
-                shutil.rmtree(target)
+                handler = "onexc" if sys.version_info >= (3, 12) else "onerror"  # the same call; renamed in 3.12
+                shutil.rmtree(target, **({handler: writable_then_again} if force else {}))
             else:
                 target.unlink()
 
@@ -237,6 +240,12 @@ class Shell:
         if args != ["$?"]:
             raise ValueError("echo: only `echo $?` (the last exit code) is supported")
         return f"{self.code}\n"
+
+
+def writable_then_again(remove, path, _error):
+    """rm -f removes a read-only file too (git makes the files under .git/ so; Windows refuses to remove one)."""
+    os.chmod(path, stat.S_IWRITE | stat.S_IREAD)
+    remove(path)
 
 
 COMMANDS = {"cd": Shell.cd, "pushd": Shell.pushd, "popd": Shell.popd, "cp": Shell.cp, "rm": Shell.rm, "mv": Shell.mv,
@@ -387,7 +396,7 @@ class DocumentsTest(WorkspaceTestCase):
     def test_a_changed_line_fails(self):
         """The comparison can fail: one figure changed in a shown line is a difference."""
         shown = ("```sh\npython3 harness.py --check\necho $?\n```\n\n```stdout\n"
-                 '{"ready": true, "missing": [], "watched_files": 14, "python": "3.11.7"}\n0\n```\n')
+                 '{"ready": true, "missing": [], "watched_files": 14, "python": "3.11.7", "read_only": []}\n0\n```\n')
         shell = Shell(self.root)
         for text, expected in ((shown, []), (shown.replace(": 14,", ": 15,"), ["stdout"])):
             (group,) = command_groups("example", text)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import cli
 from machinery import executor
+from tests.support import not_on_windows
 
 # A child that ignores SIGTERM, says it is ready, then would run for 5 s (5 s > any limit below + grace + slack).
 STUBBORN = ("import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
@@ -89,7 +90,7 @@ class ExecutorTest(unittest.TestCase):
         self.assertEqual(ended.exception.left, {"exists": True, "run_status": "running", "files": ["run.json"]})
         self.assertGone(child)
 
-    @unittest.skipIf(not hasattr(signal, "setitimer"), "Windows 没有间隔定时器（setitimer）")
+    @not_on_windows("没有间隔定时器（setitimer）")
     def test_ctrl_c_while_waiting_ends_the_child_first(self):
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, **executor.own_group())

@@ -79,7 +79,9 @@ class HandInTest(SharedWorkspaceTestCase):
         self.assertIn(code, (0, 1), stderr)
         self.assertNotIn("Traceback", stderr)
         self.assertEqual(len(stdout.splitlines()), 1, stdout)
-        return code, json.loads(stdout), stderr, zipfile.ZipFile(out)
+        archive = zipfile.ZipFile(out)
+        self.addCleanup(archive.close)
+        return code, json.loads(stdout), stderr, archive
 
     def test_a_passing_workspace_packs_exactly_its_evidence_and_a_manifest(self):
         workspace = self.student()
@@ -226,7 +228,8 @@ class HandInTest(SharedWorkspaceTestCase):
     def test_the_teacher_sees_the_row_the_student_saw(self):
         workspace = self.student()
         (workspace / "runs" / "stuck-01-02" / "run.json").unlink()
-        _, row, _, _ = self.assertPacked(workspace, workspace.parent / "张三.zip")
+        _, row, _, archive = self.assertPacked(workspace, workspace.parent / "张三.zip")
+        archive.close()  # Windows moves no file a process holds open
         submissions = workspace.parent / "交作业"
         submissions.mkdir()
         shutil.move(workspace.parent / "张三.zip", submissions / "张三.zip")

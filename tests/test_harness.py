@@ -17,7 +17,7 @@ import cli
 import export_review
 import harness
 import verify_export
-from tests.support import PYTHON, WINDOWS, WorkspaceTestCase
+from tests.support import PYTHON, WorkspaceTestCase, skip_on_windows
 from tests.test_export_review import REVERSED_ANSWER, run_main, sha256
 
 WATCHED = (
@@ -112,6 +112,30 @@ class CheckTest(HarnessCase):
         self.assertOneJsonLine(out)
         self.assertTrue(out.startswith('{"ready": true, "missing": [], "watched_files": 14, '), out)
         self.assertIn("环境就绪", err)
+
+    def test_a_workspace_that_cannot_be_written_is_not_ready(self):
+        """A folder the records go in that cannot be written (a workspace opened inside a ZIP, a read-only share)."""
+        root = str(self.root)
+        cases = ((lambda path, mode: str(path) != root, ["."], None),  # runs/ and loop-runs/ still to be made
+                 (lambda path, mode: Path(path).name != "runs", ["runs/"], "runs"))
+        for writable, read_only, made in cases:
+            with self.subTest(read_only):
+                if made:
+                    (self.root / "runs").mkdir()
+                    (self.root / "loop-runs").mkdir()
+                with mock.patch("os.access", side_effect=writable):
+                    result = harness.check(self.root)
+                    code, out, err = self.main_in_copy("--check")
+                self.assertEqual((result["ready"], result["missing"], result["read_only"]), (False, [], read_only))
+                self.assertEqual((code, json.loads(out)["read_only"]), (1, read_only))
+                self.assertNotIn("环境就绪", err)
+                self.assertIn("不能写入，而每次运行和循环都要在 runs/ 和 loop-runs/ 里写记录", err)
+        with mock.patch("os.access", side_effect=lambda path, mode: str(path) != root):
+            self.assertEqual(harness.check(self.root)["read_only"], [])  # both made: only they are written in
+        (self.root / "loop-runs").rmdir()  # loop-runs/ to be made again: the workspace itself must be writable
+        with mock.patch("os.access", side_effect=lambda path, mode: str(path) != root):
+            self.assertEqual(harness.check(self.root)["read_only"], ["."])
+        self.assertEqual(harness.check(self.root)["read_only"], [])
 
     def test_check_cli_with_a_watched_file_missing(self):
         (self.root / "docs" / "harness" / "TASK.md").unlink()
@@ -294,7 +318,7 @@ class RunCliTest(HarnessCase):
         code, out, _ = self.main_in_copy("--help")
         self.assertEqual(code, 0)
         flowed = " ".join(out.split())  # argparse wraps the epilog to the terminal's width
-        for words in ("0 就绪 / needs_review", "1 未就绪 / failed / needs_human", "2 参数错误或运行名已被使用",
+        for words in ("0 就绪 / needs_review", "1 未就绪 / failed / needs_human", "2 参数错误、运行名已被使用",
                       "130 被 Ctrl-C 中断"):
             self.assertIn(words, flowed)
 
@@ -418,6 +442,26 @@ class NameClaimTest(HarnessCase):
         self.assertEqual((code, out), (2, ""))
         self.assertIn("--run race-01-2 --sample valid", err)
 
+    def test_a_name_that_reads_as_a_loops_child_is_refused(self):
+        """runs/LOOP-NN is the shape of a loop's child: beside loop-runs/LOOP (any case, or its claim) a run of that
+        name would read as one more attempt of that loop. Every other name, however close, is a run of its own."""
+        (self.root / "loop-runs" / "Repair-01").mkdir(parents=True)
+        (self.root / "loop-runs" / ".lock-stuck-01").mkdir()
+        for name, loop in (("repair-01-03", "Repair-01"), ("REPAIR-01-01", "Repair-01"), ("stuck-01-02", "stuck-01")):
+            with self.subTest(name):
+                code, out, err = self.main_in_copy("--run", name, "--sample", "valid")
+                self.assertEqual((code, out), (2, ""))
+                self.assertIn(f"运行名「{name}」像是循环 {loop} 的第 {int(name[-2:])} 次尝试："
+                              f"{cli.display_path(self.root / 'loop-runs' / loop)} 已存在", err)
+                self.assertIn(f"--run {name}-2 --sample valid", err)  # the suggestion works, below
+                self.assertFalse((self.root / "runs").exists())
+        for name in ("repair-01-3", "repair-01-003", "repair-02-03", "repair-01-03-2", "repair-01", "lock-stuck-01-02"):
+            with self.subTest(name):
+                code, out, err = self.main_in_copy("--run", name, "--sample", "valid")
+                self.assertEqual((code, json.loads(out)["status"]), (0, "needs_review"), err)
+        record = harness.run_harness(self.root, "repair-01-04", "valid")  # the loop's own way: its child
+        self.assertEqual(record["status"], "needs_review")
+
     def test_a_name_being_claimed_is_refused_and_nothing_is_touched(self):
         runs = self.root / "runs"
         runs.mkdir()
@@ -535,8 +579,7 @@ class InterruptTest(HarnessCase):
             "def terminate(*args, **kwargs):\n    os.kill(os.getpid(), signal.SIGTERM)\n"
             "export_review.export_candidate = terminate\n"
             "cli.run(harness.main)\n", encoding="utf-8")
-        if WINDOWS:
-            self.skipTest("Windows：os.kill(SIGTERM) 会直接结束进程，处理函数来不及运行")
+        skip_on_windows(self, "os.kill(SIGTERM) 会直接结束进程，处理函数来不及运行")
         code, out, err = self.run_cli("terminate_driver.py", "--run", "term", "--sample", "valid")
         self.assertEqual(code, 130, err)
         self.assertEqual(self.assertOneJsonLine(out), {"run": "term", "sample": "valid", "status": "interrupted"})

@@ -28,7 +28,7 @@ import export_review
 import harness
 import loop_lab
 from machinery import arguments, interrupts, progress
-from tests.support import WINDOWS, WorkspaceTestCase
+from tests.support import WorkspaceTestCase, not_on_windows
 from tests.test_watched_lists import documented_loop_list
 
 LESSON_CASES = (
@@ -686,7 +686,7 @@ class InterruptTest(LoopTestCase):
             "runpy.run_path('loop_lab.py', run_name='__main__')\n").encode("utf-8"))
         return driver.name
 
-    @unittest.skipIf(WINDOWS, "Windows：用 os.kill() 给自己发信号会直接结束进程，处理函数来不及运行")
+    @not_on_windows("用 os.kill() 给自己发信号会直接结束进程，处理函数来不及运行")
     def test_during_the_scripts_own_imports(self):
         for signal_name, reason in (("SIGINT", "keyboard_interrupt"), ("SIGTERM", "terminated")):
             with self.subTest(signal=signal_name):
@@ -701,7 +701,7 @@ class InterruptTest(LoopTestCase):
         self.assertEqual((code, json.loads(stdout)["status"]), (0, "needs_review"))
         self.assertEqual(self.read_record("late-stop")["status"], "needs_review")
 
-    @unittest.skipIf(WINDOWS, "Windows：用 os.kill() 给自己发信号会直接结束进程，处理函数来不及运行")
+    @not_on_windows("用 os.kill() 给自己发信号会直接结束进程，处理函数来不及运行")
     def test_a_real_signal_once_the_final_record_is_written_changes_nothing(self):
         real_write, real_print = loop_lab.write_json_atomic, loop_lab.print_json
 
@@ -725,7 +725,7 @@ class InterruptTest(LoopTestCase):
         self.assertEqual((code, json.loads(stdout)["status"]), (1, "stalled"))
         self.assertEqual(self.read_record("late-signal")["status"], "stalled")
 
-    @unittest.skipIf(WINDOWS, "Windows：用 os.kill() 给自己发信号会直接结束进程，处理函数来不及运行")
+    @not_on_windows("用 os.kill() 给自己发信号会直接结束进程，处理函数来不及运行")
     def test_a_ctrl_c_just_before_the_final_record_is_what_it_records(self):
         def stop_then_ctrl_c(loop_self):
             os.kill(os.getpid(), signal.SIGINT)  # pending when the loop turns to its final record
@@ -736,7 +736,7 @@ class InterruptTest(LoopTestCase):
         self.assertEqual((code, json.loads(stdout)["status"]), (130, "interrupted"))
         self.assertEqual(self.read_record("just-before")["status"], "interrupted")
 
-    @unittest.skipIf(WINDOWS, "Windows：用 os.kill() 给自己发信号会直接结束进程，处理函数来不及运行")
+    @not_on_windows("用 os.kill() 给自己发信号会直接结束进程，处理函数来不及运行")
     def test_a_real_ctrl_c_while_the_name_is_claimed_waits_for_the_first_record(self):
         real_write = loop_lab.write_json_atomic
 
@@ -798,7 +798,7 @@ class InterruptTest(LoopTestCase):
             for text in (json.dumps(record["handoff"], ensure_ascii=False), self.said):
                 self.assertNotRegex(text, r"\{[^{}\s]*[a-z_][^{}\s]*\}", name)  # e.g. {self.name}
 
-    @unittest.skipIf(WINDOWS, "Windows：os.kill(SIGTERM) 会直接结束进程，处理函数来不及运行")
+    @not_on_windows("os.kill(SIGTERM) 会直接结束进程，处理函数来不及运行")
     def test_a_real_sigterm_while_the_script_runs(self):
         driver = self.root / "sigterm_driver.py"
         driver.write_bytes((
@@ -1064,7 +1064,7 @@ class ExecutorTest(LoopTestCase):
         self.assertTrue((self.root / "runs" / "in-time-01" / "artifact" / "review.md").is_file())
         self.assertGone(children[0])
 
-    @unittest.skipIf(os.name == "nt", "Windows 上不能给自己的进程发送这个信号")
+    @not_on_windows("不能给自己的进程发送这个信号")
     def test_ctrl_c_during_an_attempt_ends_the_child_first(self):
         children = self.spawned()
         ctrl_c = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))

@@ -16,6 +16,7 @@ import unittest
 from unittest import mock
 
 import loop_lab
+from tests.support import not_on_windows
 from tests.test_loop_lab import FakeTime, LoopTestCase
 
 LIMIT, GRACE = 0.6, 0.5  # the attempt's limit here; the grace docs/loop/TASK.md gives a child after SIGTERM
@@ -68,7 +69,7 @@ class DecisionPromiseTest(LoopTestCase):
         self.assertIn("第 2 次尝试开始前", record["handoff"]["stopped_at"])
 
 
-@unittest.skipUnless(hasattr(os, "killpg"), "进程组和 SIGKILL 只有 POSIX 系统才有")
+@not_on_windows("没有进程组和 SIGKILL：只能结束进程本身，这几项时限的承诺按 POSIX 的做法检查")
 class ExecutorPromiseTest(LoopTestCase):
     def children_as(self, program=None):
         """Keeps every child process the executor starts; PROGRAM (python -c) runs in place of the attempt."""

@@ -12,6 +12,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -39,7 +40,8 @@ PROGRAMS = {
 # The maintainers' scripts under tests/ (benchmarks, the Windows-behaviour pass, the mutation check) refuse alike.
 TOOLS = {f"tests/{name}": () for name in ("bench_loop.py", "bench_class.py", "bench_ask.py", "windows_behaviour.py",
                                           "mutation.py", "measure_costs.py")}
-OLD_VERSIONS = ("3.8", "3.9", "3.10")
+OLD_VERSIONS = ("3.6", "3.7", "3.8", "3.9", "3.10")  # parse the programs; refused in one line
+NO_PYTHON_3 = "2.7"  # cannot parse them: Python's own SyntaxError
 # A program's usage, then each command of the notes assistant's.
 HELPS = [(program,) for program in PROGRAMS] + [("project/app.py", command)
                                                  for command in ("ask", "chat", "search", "serve")]
@@ -129,8 +131,8 @@ class OldPythonTest(WorkspaceTestCase):
                           "（上面用假的版本号测过同一个检查）")
         before = files(self.root)
         env = dict(os.environ, PYENV_VERSION="", PYTHONIOENCODING="utf-8")
-        for version, python in pythons:
-            for program, args in {**PROGRAMS, **TOOLS}.items():
+        for number, (version, python) in enumerate(pythons):
+            for program, args in {**PROGRAMS, **(TOOLS if number == 0 else {})}.items():  # the tools: once
                 with self.subTest(python=version, program=program):
                     proc = subprocess.run([*python, program, *args], cwd=self.root, capture_output=True, timeout=30,
                                           env=env)
@@ -144,6 +146,22 @@ class OldPythonTest(WorkspaceTestCase):
                               timeout=30, env=env)
         self.assertEqual((proc.returncode, proc.stdout), (2, b""))
         self.assertIn("需要 Python 3.11 或更高版本", proc.stderr.decode("utf-8"))
+        self.assertEqual(files(self.root), before)
+
+    def test_python_2_cannot_read_a_program_and_makes_nothing(self):
+        """What README says of Python 2.7: its own English SyntaxError, exit 1, nothing created."""
+        pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+        found = [shutil.which(f"python{NO_PYTHON_3}"), *map(str, sorted(pyenv.glob(f"{NO_PYTHON_3}.*/bin/python2")))]
+        python = next((command for command in found if command and reports([command], NO_PYTHON_3)), None)
+        if python is None:
+            self.skipTest(f"这台机器上没有 Python {NO_PYTHON_3}")
+        before = files(self.root)
+        for program, args in PROGRAMS.items():
+            with self.subTest(program):
+                proc = subprocess.run([python, program, *args], cwd=self.root, capture_output=True, timeout=30,
+                                      env=dict(os.environ, PYENV_VERSION=""))
+                self.assertEqual((proc.returncode, proc.stdout), (1, b""))
+                self.assertIn(b"SyntaxError", proc.stderr)
         self.assertEqual(files(self.root), before)
 
 
@@ -194,8 +212,11 @@ class SameOnEveryVersionTest(WorkspaceTestCase):
 class SkipReasonTest(WorkspaceTestCase):
     def test_every_skip_reason_is_chinese(self):
         """The Windows-behaviour pass lists every skipped test with its reason, for a learner to read."""
-        skips = {"skipIf", "skipUnless", "skipTest", "SkipTest"}
+        skips = {"skipIf", "skipUnless", "skipTest", "SkipTest",
+                 "not_on_windows", "skip_on_windows", "skip_in_simulation"}  # tests/support.py's rule
         for path in sorted((self.root / "tests").glob("*.py")):
+            if path.name == "support.py":  # the rule's own calls: their reasons are the callers', checked there
+                continue
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 called = getattr(node, "func", None)
                 name = getattr(called, "attr", getattr(called, "id", None))
@@ -205,6 +226,31 @@ class SkipReasonTest(WorkspaceTestCase):
                                    if isinstance(part, ast.Constant) and isinstance(part.value, str))
                     with self.subTest(f"{path.name}:{node.lineno}"):
                         self.assertRegex(text, r"[\u4e00-\u9fff]")
+
+    def test_a_test_skips_for_windows_by_the_one_rule_only(self):
+        """Skipping for Windows another way (os.name, a missing os.killpg, a reason naming Windows) would skip on
+        a learner's laptop without the Windows-behaviour pass seeing it: tests/support.py's rule is the only way."""
+        own = {"support.py", "windows_behaviour.py", "windows_simulation.py"}
+        windows = re.compile(r"Windows|os\.name|win32|WINDOWS|LESSON_WINDOWS_BEHAVIOUR|killpg")
+        found = []
+        for path in sorted((self.root / "tests").glob("*.py")):
+            if path.name in own:
+                continue
+            text = path.read_text(encoding="utf-8")
+            tree = ast.parse(text)
+            parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+            for node in ast.walk(tree):
+                called = getattr(node, "func", None)
+                name = getattr(called, "attr", getattr(called, "id", None))
+                if not isinstance(node, ast.Call) or name not in ("skipIf", "skipUnless", "skipTest", "SkipTest"):
+                    continue
+                around = parents.get(parents.get(node))  # the `if` a skipTest() stands in
+                said = ast.get_source_segment(text, node) + (
+                    ast.get_source_segment(text, around.test) if isinstance(around, ast.If) else "")
+                if windows.search(said):
+                    found.append(f"{path.name}:{node.lineno}")
+        self.assertEqual(found, [], "skip for Windows with tests/support.py not_on_windows / skip_on_windows")
+        self.assertIsNotNone(windows.search('unittest.skipIf(os.name == "nt", "没有")'))  # the check can fail
 
 
 if __name__ == "__main__":

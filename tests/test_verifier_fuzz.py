@@ -22,6 +22,7 @@ import verify_harness
 import verify_loop
 from classroom import check as class_check
 from classroom import hand_in
+from tests.support import not_on_windows
 from tests.test_verify_loop import VerifyTestCase
 
 SEED = 20261221
@@ -109,7 +110,8 @@ class HostileFieldsTest(VerifyTestCase):
         self.assertIn("\\ud800", json.loads(out)["problems"][0])
 
 
-@unittest.skipIf(sys.platform in ("win32", "darwin"), "这个系统上的文件名必须是 UTF-8")
+@not_on_windows("文件名必须是 UTF-8")
+@unittest.skipIf(sys.platform == "darwin", "macOS 上的文件名必须是 UTF-8")
 class NonUtf8NamesTest(VerifyTestCase):
     def test_names_that_are_not_utf8_through_every_command(self):
         for top, name in ((b"runs", b"r-0\xff"), (b"runs", b"\xff\xfe-01"), (b"loop-runs", b"caf\xe9")):

@@ -24,7 +24,7 @@ import export_review
 import harness
 import verify_export
 import verify_harness
-from tests.support import WorkspaceTestCase
+from tests.support import WorkspaceTestCase, not_on_windows
 from tests.test_export_review import run_main, sha256
 from tests.test_verify_export import imported_names, modules_loaded_by
 
@@ -581,7 +581,7 @@ class HostileFileTest(VerifyCase):
         self.assertIn(said, result["problems"][0])
         return result
 
-    @unittest.skipUnless(hasattr(os, "mkfifo"), "这个系统（Windows）没有 os.mkfifo")
+    @not_on_windows("没有命名管道（os.mkfifo）")
     def test_a_fifo_at_every_evidence_path_fails_unopened(self):
         for number, rel in enumerate(EVIDENCE_PATHS):
             with self.subTest(rel or "the run folder"):
@@ -611,7 +611,8 @@ class HostileFileTest(VerifyCase):
                 with mock.patch("os.lstat", lstat), mock.patch("os.open", opening):
                     self.assert_named(run_dir, "是字符设备，不是")
 
-    @unittest.skipIf(os.name == "nt" or not os.path.exists("/dev/zero"), "这里没有 /dev/zero，或创建链接需要额外权限")
+    @not_on_windows("创建符号链接需要额外权限")
+    @unittest.skipUnless(os.path.exists("/dev/zero"), "这里没有 /dev/zero")
     def test_a_link_to_dev_zero_fails_unread(self):
         for number, rel in enumerate(EVIDENCE_FILES):
             with self.subTest(rel):
@@ -619,7 +620,8 @@ class HostileFileTest(VerifyCase):
                 self.replace_with(run_dir, rel, lambda path: path.symlink_to("/dev/zero"))
                 self.assert_named(run_dir, "是符号链接或目录联接")
 
-    @unittest.skipUnless(hasattr(socket, "AF_UNIX") and os.name != "nt", "这里没有 Unix 套接字")
+    @not_on_windows("没有这样的 Unix 套接字文件")
+    @unittest.skipUnless(hasattr(socket, "AF_UNIX"), "这里没有 Unix 套接字")
     def test_a_socket_fails_unopened(self):
         run_dir = self.make_run("valid")
         server = socket.socket(socket.AF_UNIX)
@@ -627,7 +629,7 @@ class HostileFileTest(VerifyCase):
         self.replace_with(run_dir, "artifact/review.md", lambda path: server.bind(str(path)))
         self.assert_named(run_dir, "review.md 是套接字，不是普通文件")
 
-    @unittest.skipUnless(hasattr(os, "mkfifo"), "这个系统（Windows）没有 os.mkfifo")
+    @not_on_windows("没有命名管道（os.mkfifo）")
     def test_a_fifo_among_the_course_notes_fails_unopened(self):
         run_dir = self.make_run("valid")
         for rel in ("project/notes/A01.md", "project/notes/A04.md"):  # cited and watched; neither
@@ -694,7 +696,8 @@ class HostileFileTest(VerifyCase):
                     result = self.assert_named(run_dir, "无法读取（没有读写权限，PermissionError）：文件在", "needs_human")
                 self.assertNotIn("不存在", result["problems"][0])
 
-    @unittest.skipIf(os.name == "nt" or os.geteuid() == 0, "chmod 锁不住这个用户的文件（Windows，或以 root 运行）")
+    @not_on_windows("chmod 锁不住文件")
+    @unittest.skipIf(hasattr(os, "geteuid") and os.geteuid() == 0, "以 root 运行时 chmod 锁不住文件")
     def test_a_chmod_000_file_says_unreadable(self):
         run_dir = self.make_run("valid")
         path = run_dir / "input" / "candidate.json"

@@ -36,6 +36,7 @@ from verifier import records as loop_records
 import verify_harness
 import verify_loop
 from verifier.check import checked_loop
+from tests.support import not_on_windows, skip_on_windows
 from tests.test_loop_lab import SharedWorkspaceTestCase
 from tests.test_verify_harness import fails_instead_of_hanging
 from tests.test_repository import verifier_files
@@ -944,7 +945,7 @@ class ExactRecordTest(VerifyTestCase):
         self.assertFails("s", "run.json 的 sample ['bad-quote'] 不是已知样例")
 
 
-@unittest.skipUnless(hasattr(os, "mkfifo") and hasattr(signal, "setitimer"), "这个系统（Windows）没有命名管道（FIFO）")
+@not_on_windows("没有命名管道（FIFO）和间隔定时器（setitimer）")
 class SpecialFileTest(VerifyTestCase):
     """A FIFO or a device where a loop's evidence belongs (as `tar x` makes them) is named and never opened."""
 
@@ -1001,10 +1002,8 @@ class SpecialFileTest(VerifyTestCase):
     def test_a_record_linked_to_dev_zero_is_never_read(self):
         # a separate process with 1 GiB of address space and a time limit: a reader that followed the link
         # would fill memory (the issue saw 24 GB) instead of failing this test
-        try:
-            import resource
-        except ImportError:  # Windows has no resource module: no way to cap the child's memory
-            self.skipTest("没有 resource 模块（Windows）：限制不了子进程的内存")
+        skip_on_windows(self, "没有 resource 模块：限制不了子进程的内存")
+        import resource
         self.make("z", "repair")
         for rel in ("loop-runs/h/loop.json", "runs/z-01/run.json"):
             self.keep(self.root / rel)

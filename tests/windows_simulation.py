@@ -14,6 +14,8 @@ behave as on Windows too. The behaviours (BEHAVIOURS names them):
 - no-sighup: the signal module has no SIGHUP;
 - sigterm: os.kill(pid, SIGTERM) ends that process at once (TerminateProcess): no handler runs, the
   exit code of the process itself is 15;
+- no-process-groups: os.killpg, os.getpgid, os.setpgid, os.setsid, os.getpgrp, os.setpgrp and os.getsid do not
+  exist, so what ends a child takes the path it takes on Windows (Popen.terminate: the sigterm behaviour above);
 - posix-modules: fcntl, termios, resource, pwd and grp cannot be imported;
 - held-files: os.replace, os.rename or os.remove of a file this process holds open raises
   PermissionError; os.rename onto an existing name raises FileExistsError;
@@ -40,6 +42,7 @@ import weakref
 THIS_FILE = os.path.abspath(__file__)
 MARKER = "LESSON_WINDOWS_BEHAVIOUR"  # the behaviours in effect, for the tests (tests/support.py) and children
 ABSENT_MODULES = ("fcntl", "termios", "resource", "pwd", "grp")
+PROCESS_GROUP_CALLS = ("killpg", "getpgid", "setpgid", "setsid", "getpgrp", "setpgrp", "getsid")
 
 
 # --- newlines ------------------------------------------------------------------------------------
@@ -143,6 +146,12 @@ def install_sigterm():
     os.kill = kill
 
 
+def install_no_process_groups():
+    for name in PROCESS_GROUP_CALLS:
+        if hasattr(os, name):
+            delattr(os, name)
+
+
 # --- modules Windows does not have ---------------------------------------------------------------
 
 class _Absent(importlib.abc.MetaPathFinder):
@@ -235,6 +244,7 @@ BEHAVIOURS = {
     "launcher": lambda: None,
     "no-sighup": install_no_sighup,
     "sigterm": install_sigterm,
+    "no-process-groups": install_no_process_groups,
     "posix-modules": install_posix_modules,
     "held-files": install_held_files,
     "no-dev-shm": install_no_dev_shm,

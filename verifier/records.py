@@ -344,6 +344,15 @@ class Workspace:
                 self._children.setdefault(parent_loop(name), []).append(name)
         return self._children.get(disk_key(loop_name), [])
 
+    def orphans(self):
+        """{loop name, as its children spell it: [child names]} of the runs/NAME-NN whose loop has no folder in
+        loop-runs/ in any case or spelling: what is left of a loop folder deleted or moved (or, rarely, lesson 13's
+        runs named so)."""
+        self.children("")
+        loops = {disk_key(name) for name in self.loops()}
+        return {names[0].rsplit("-", 1)[0]: names for key, names in sorted(
+            (key, names) for key, names in self._children.items() if key is not None and key not in loops)}
+
     def same_name_loops(self, loop_name):
         """The other loop folders a case-insensitive, normalising disk would take for LOOP_NAME's own."""
         if self._same_names is None:
