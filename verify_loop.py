@@ -2,7 +2,7 @@
 
     python3 verify_loop.py loop-runs/NAME [loop-runs/OTHER ...] [--explain]
     python3 verify_loop.py --class SUBMISSIONS [--report FILE.md] [--csv FILE.csv] [--feedback DIR]
-                           [--roster FILE [--grades OUT.csv]] [--feedback-zip OUT.zip]
+                           [--roster FILE [--grades OUT.csv] [--assignment TITLE|ID]] [--feedback-zip OUT.zip]
     python3 verify_loop.py --pack OUT.zip      (a student's hand-in: classroom/hand_in.py)
     exit 0 every run (every student) passes, 1 otherwise, 2 bad arguments
 
@@ -68,7 +68,8 @@ def parse_arguments(argv):
     parser = ChineseArgumentParser(
         usage=("[-h] [--class SUBMISSIONS] [--report FILE.md]",
                "[--csv FILE.csv] [--feedback DIR] [--roster FILE]",
-               "[--grades OUT.csv] [--feedback-zip OUT.zip] [--pack OUT.zip]", "[--explain]", "[LOOP_DIR ...]"),
+               "[--grades OUT.csv] [--assignment TITLE|ID]", "[--feedback-zip OUT.zip] [--pack OUT.zip]",
+               "[--explain]", "[LOOP_DIR ...]"),
         description="独立核对一个或多个循环记录（loop-runs/NAME），或用 --class 核对全班的提交："
                     "按情景预期、子运行和上下文指纹重新推导结果。",
         epilog="退出码：0 每个循环都通过（--class：每个学生都 pass；--pack：打包的这一行是 pass）；1 有循环 fail 或 needs_human"
@@ -90,6 +91,8 @@ def parse_arguments(argv):
                              "roster，或每行一个名字的文本；名单上每个人一行，没有提交的是 missing（未提交）")
     parser.add_argument("--grades", metavar="OUT.csv",
                         help="（与 --class、--roster 一起）把名单文件原样写回到 OUT.csv，只填成绩和评语两列，可直接导入学习平台")
+    parser.add_argument("--assignment", metavar="TITLE|ID",
+                        help="（与 --roster 一起）Canvas 成绩册里有几个作业列时，成绩写进哪一列：作业的编号（列名括号里的数字）或标题")
     parser.add_argument("--feedback-zip", metavar="OUT.zip",
                         help="（与 --class 一起）把每位学生的反馈放进下载时他的文件夹名下，打成一个 ZIP"
                              "（Moodle 的“以 ZIP 上传多个反馈文件”）")
@@ -103,8 +106,8 @@ def parse_arguments(argv):
     if args.explain and (args.submissions is not None or args.pack is not None):
         parser.error("--explain 逐轮说明给出的循环目录，不能和 --class 或 --pack 一起用：请单独核对要看的循环。")
     if args.submissions is None and (args.report or args.csv_file or args.feedback or args.roster or args.grades
-                                     or args.feedback_zip):
-        parser.error("--report、--csv、--feedback、--roster、--grades 和 --feedback-zip 只能和 --class 一起用。")
+                                     or args.feedback_zip or args.assignment is not None):
+        parser.error("--report、--csv、--feedback、--roster、--grades、--assignment 和 --feedback-zip 只能和 --class 一起用。")
     if args.submissions is not None and args.loop_dirs:
         parser.error("--class 核对全班时不再另给循环目录：请二选一。")
     if args.pack is not None and (args.loop_dirs or args.submissions is not None):

@@ -27,9 +27,11 @@ from pathlib import Path, PurePosixPath
 
 from classroom import report as class_report
 from classroom.copies import mark_copies, record_keys
+from classroom import grades as class_grades
 from classroom import roster as class_roster
 from classroom import upload
 from classroom.intake import Submission, Untrusted, checked_evidence, class_folder, reason, taken_in
+from classroom.intake import scratch_folder as private_folder
 from classroom.platforms import Handed, handed_in
 from classroom.releases import release_of
 from cli import EXIT_OK, EXIT_STOP, display_path, gloss, print_json, say, visible
@@ -350,7 +352,7 @@ def entry_row(entry, student, course=None, student_id=""):
     """The row of the hand-in ENTRY (a ZIP or a folder) exactly as the teacher's class check shows it: taken in
     by the teacher's intake, then checked (copies looked for inside it only). For --pack's own ZIP."""
     course = TeacherCourse(course.root if course is not None else HERE)
-    with tempfile.TemporaryDirectory(prefix="hand-in-", dir=scratch_base(Path(entry).parent)) as scratch:
+    with private_folder("hand-in-", scratch_base(Path(entry).parent)) as scratch:
         item = check_entry(Handed(entry, student, student_id), course, scratch, display_path(entry))
     mark_copies([item], Reason)
     return item.finish(course.label()).row
@@ -400,11 +402,11 @@ def check_class(parser, args):
     """`--class`: every hand-in of the class folder (or of Moodle's download-all ZIP) against the course files
     beside this file; with --roster one row per person on it, then the hand-ins that match nobody."""
     course = teacher_course()
-    people = class_roster.read_roster(parser, args.roster, bool(args.grades)) if args.roster else None
+    people = class_roster.read_roster(parser, args.roster, bool(args.grades), args.assignment) \
+        if args.roster else None
     with contextlib.ExitStack() as stack:
         def scratch_folder():  # made only when needed: a folder that cannot be listed leaves nothing behind
-            return stack.enter_context(tempfile.TemporaryDirectory(prefix="class-check-",
-                                                                   dir=scratch_base(args.submissions)))
+            return stack.enter_context(private_folder("class-check-", scratch_base(args.submissions)))
         class_dir, download = opened_class(parser, args.submissions, scratch_folder)
         handed, aside = listed_entries(parser, class_dir)
         names = class_report.feedback_names((person.student, person.student_id) for person in handed)
@@ -472,38 +474,90 @@ def say_class(checked, rows, note, with_roster):
 
 
 def write_outputs(args, course, checked, rows, names, aside, note, people):
-    """--report, --csv, --feedback, --grades and --feedback-zip; False (said in Chinese) when one cannot be written."""
+    """--report, --csv, --feedback, --grades and --feedback-zip, each on its own: one that cannot be written (one
+    student's feedback file) is said on stderr and the others are still written; False when any was not."""
+    grades = class_grades.grades_file(people) if args.grades else None
+    said = grades_said(args, people, grades) if grades else []
+    for sentence in said:
+        say(sentence)
     outputs = []
     if args.report:
         outputs.append((args.report, class_report.class_report(display_path(args.submissions),
                                                                CourseFiles.label(course), rows, aside, note,
-                                                               with_roster=people is not None), "utf-8"))
+                                                               with_roster=people is not None, said=said), "utf-8"))
     if args.csv_file:
         outputs.append((args.csv_file, class_report.class_csv([row for row, _ in rows]), "utf-8-sig"))
+    hidden = teacher_paths(course.root, args.submissions)
     if args.feedback:
-        outputs += [(Path(args.feedback) / name, text, "utf-8") for name, text in feedback_files(checked, names)]
-    if args.grades:
-        outputs.append((args.grades, *class_roster.grades_file(people)))
+        outputs += [(Path(args.feedback) / name, text, "utf-8")
+                    for name, text in feedback_files(checked, names, hidden)]
+    if grades:
+        outputs.append((args.grades, grades.text, grades.encoding))
     if args.feedback_zip:
-        outputs.append((args.feedback_zip, upload.feedback_zip(checked, feedback_files(checked, names)), None))
+        outputs.append((args.feedback_zip, upload.feedback_zip(checked, feedback_files(checked, names, hidden)), None))
+    written = True
     for target, text, encoding in outputs:
         try:
             Path(target).parent.mkdir(exist_ok=True)
             class_report.write_text_atomic(target, text, encoding)
         except OSError as exc:
-            say(f"无法写出 {display_path(Path(target))}（{gloss(type(exc).__name__)}）：核对结果已打印在上面，"
-                "请换一个可以写入的路径再运行一次。")
-            return False
-    return True
+            say(f"无法写出 {class_report.cut(display_path(Path(target)))}（{gloss(type(exc).__name__)}）：核对结果已打印在上面，"
+                "其余的文件照样写出了；请换一个可以写入的路径再运行一次。")
+            written = False
+    return written
 
 
-def feedback_files(checked, names):
+def grades_said(args, people, grades):
+    """What is said about the grades file: the teacher's own entries it kept, and its encoding when the roster's
+    was another one."""
+    said = []
+    if grades.kept:
+        shown = "、".join(f"{class_report.cut(name, class_report.NAME_LIMIT)}（{held(grade, comment)}）"
+                         for name, grade, comment in grades.kept[:20])
+        more = f" 等 {len(grades.kept)} 人" if len(grades.kept) > 20 else ""
+        said.append(f"成绩文件 {class_report.cut(display_path(Path(args.grades)))} 保留了名单里已有的成绩或评语："
+                    f"{shown}{more}。这些是老师自己填的（不是这个核对以前写的），没有改写；要换成核对给的成绩，"
+                    "请先在学习平台里清空这一格，再下载名单核对一次。")
+    if people.converted or people.delimiter == "\t":
+        tabs = people.delimiter == "\t"
+        said.append(f"名单 {class_report.cut(display_path(Path(args.roster)))} 是 {people.encoding.upper()} 编码"
+                    f"{'（制表符分隔）' if tabs else ''}；成绩文件 {class_report.cut(display_path(Path(args.grades)))} "
+                    f"按 UTF-8{'（带 BOM）' if grades.bom else ''}{'、逗号分隔' if tabs else ''}写出：学习平台的上传表单"
+                    "读的是 UTF-8 和逗号（Moodle 上传时“编码”保持 UTF-8、分隔符保持逗号）。")
+    return said
+
+
+def held(grade, comment):
+    if grade and comment:
+        return f"成绩 {class_report.cut(grade, 12)} 和评语"
+    return f"成绩 {class_report.cut(grade, 12)}" if grade else "评语"
+
+
+def teacher_paths(*folders):
+    """A function hiding where FOLDERS (the teacher's workspace, the class folder) are on the teacher's machine,
+    as any message may spell them, in a text a student receives."""
+    spellings = {}
+    for folder, words in zip(folders, ("老师的课程文件", "提交")):
+        for shown in {display_path(folder), str(folder), os.path.abspath(folder), os.path.realpath(folder),
+                      Path(os.path.abspath(folder)).as_posix()}:
+            if "/" in shown or os.sep in shown:  # a path, never a bare word a student's own name may hold
+                spellings[shown] = words
+
+    def private(text):
+        for shown in sorted(spellings, key=len, reverse=True):
+            text = text.replace(shown, spellings[shown])
+        return text
+    return private
+
+
+def feedback_files(checked, names, private=lambda text: text):
     """[(file name, text)]: one per student, a student being a name and an id (two 张三 of different ids are two
-    people; the same name without an id is taken for one student handing in twice)."""
+    people; the same name without an id is taken for one student handing in twice); PRIVATE hides the teacher's
+    folders in every text."""
     by_student = defaultdict(list)
     for item in checked:
         by_student[item.key].append(item)
-    return [(names[key], class_report.feedback(items[0].student, items)) for key, items in by_student.items()]
+    return [(names[key], class_report.feedback(items[0].student, items, private)) for key, items in by_student.items()]
 
 
 def class_arguments_problem(args):
@@ -512,6 +566,8 @@ def class_arguments_problem(args):
         return f"{args.submissions} 不是文件夹：请给出全班提交所在的文件夹（或 Moodle“下载所有提交”得到的 .zip）。"
     if not os.path.lexists(args.submissions):
         return f"{args.submissions} 不存在：请给出全班提交所在的文件夹（或 Moodle“下载所有提交”得到的 .zip）。"
-    if (args.grades or args.feedback_zip) and not args.roster and args.grades:
+    if args.grades and not args.roster:
         return "--grades 写回的是名单文件本身：请同时用 --roster 给出名单（例如 Moodle 的评分工作表）。"
+    if args.assignment is not None and not args.roster:
+        return "--assignment 选的是 Canvas 成绩册里的一个作业列：请同时用 --roster 给出成绩册（和 --grades 写到哪里）。"
     return upload.targets_problem(args)

@@ -185,28 +185,30 @@ def safe_name(name):
 
 def empty_folders(root):
     """The folders under loop-runs/ and runs/ with no file anywhere below them (a ZIP holds files only, so the
-    teacher never sees them), the top-most of each such branch."""
-    fileless = []
-
-    def holds_files(name, path):
+    teacher never sees them), the top-most of each such branch. Walked with a list, not by recursion: no depth
+    of folders can exhaust the stack."""
+    found, pending = [], [(top, root / top) for top in EVIDENCE
+                          if os.path.isdir(root / top) and not os.path.islink(root / top)]
+    while pending:  # every folder before the folders below it
+        name, path = pending.pop()
         try:
             children = sorted(os.listdir(path))
         except OSError:
-            return True
-        held = False
-        for child in children:
+            children = None  # unreadable: taken as holding files, so it is never called empty
+        below = []
+        for child in children or ():
             if name in EVIDENCE and child.startswith("."):
                 continue  # a claim folder, never packed
             if os.path.isdir(path / child) and not os.path.islink(path / child):
-                held = holds_files(f"{name}/{child}", path / child) or held
-            else:
-                held = True
-        if not held:
-            fileless.append(name)
-        return held
-    for top in EVIDENCE:
-        if os.path.isdir(root / top) and not os.path.islink(root / top):
-            holds_files(top, root / top)
+                below.append(f"{name}/{child}")
+                pending.append((f"{name}/{child}", path / child))
+        files = children is None or len(below) < len([c for c in children
+                                                      if not (name in EVIDENCE and c.startswith("."))])
+        found.append((name, files, below))
+    held = {}
+    for name, files, below in reversed(found):  # the folders below first
+        held[name] = files or any(held[child] for child in below)
+    fileless = {name for name, value in held.items() if not value}
     return sorted(name for name in fileless if name.rpartition("/")[0] not in fileless)
 
 

@@ -10,14 +10,16 @@ A ZIP is never unpacked into the class folder, and is trusted as a whole or not 
 looked at first (a name outside the archive, an absolute or drive-letter name, a link, an encrypted member,
 too many members, too many bytes or too high a compression ratio refuse the whole ZIP), then only the
 workspace's `loop-runs/` and `runs/` are copied into a private temporary folder outside the class folder,
-removed right after that submission is checked. What it shares: cli.py's plumbing (how an entry's kind is
+removed right after that submission is checked. A platform's download of the whole class is unpacked the same
+way, each student's ZIP inside it copied whole, then read under a student's ZIP's own caps (as if the teacher had
+unzipped the download first). Folders are made and removed walking with a list, never by recursion: no depth of
+folders in a ZIP can exhaust Python's stack. What it shares: cli.py's plumbing (how an entry's kind is
 named, the capped reading of a file that is never opened unless it is a plain file), classroom/platforms.py's
 names of each platform's entries, and verifier/records.py's disk_key (names as a disk compares them).
 """
 import contextlib
 import os
 import re
-import shutil
 import stat
 import struct
 import tempfile
@@ -84,7 +86,7 @@ def student_and_id(entry_name):
     for pattern, name, number in ((MOODLE, "name", "id"), (CANVAS, "login", "uid")):
         match = pattern.fullmatch(entry_name)
         if match:
-            return match[name], match[number]
+            return match[name] or match[number], match[number]  # Canvas's anonymous names hold the id only
     return plain_student(entry_name)
 
 
@@ -100,7 +102,45 @@ def taken_in(entry, scratch):
         yield submission
     finally:
         if submission.private:
-            shutil.rmtree(submission.private, ignore_errors=True)
+            remove_tree(submission.private)
+
+
+@contextlib.contextmanager
+def scratch_folder(prefix, base):
+    """A new private folder in BASE, removed with everything in it when the block ends (however deep)."""
+    folder = tempfile.mkdtemp(prefix=prefix, dir=base)
+    try:
+        yield folder
+    finally:
+        remove_tree(folder)
+
+
+def remove_tree(top):
+    """Removes the folder TOP and everything below it, as far as it can, walking with a list (shutil.rmtree
+    recurses once a folder before Python 3.12: a copy 1,100 folders deep would exhaust the stack). A read-only
+    file (Windows) is made writable first."""
+    folders, pending = [], [str(top)]
+    while pending:
+        folder = pending.pop()
+        folders.append(folder)
+        try:
+            with os.scandir(folder) as entries:
+                listed = [(entry.path, entry.is_dir(follow_symlinks=False)) for entry in entries]
+        except OSError:
+            continue
+        for path, is_folder in listed:
+            if is_folder:
+                pending.append(path)
+                continue
+            with contextlib.suppress(OSError):
+                try:
+                    os.unlink(path)
+                except PermissionError:
+                    os.chmod(path, stat.S_IWRITE)
+                    os.unlink(path)
+    for folder in reversed(folders):  # the deepest first
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)
 
 
 def take_in(entry, scratch):
@@ -371,9 +411,9 @@ def workspace_prefix(members):
     return prefix
 
 
-def extract(archive, members, prefix, private, wanted=EVIDENCE):
-    """Copies the workspace's loop-runs/ and runs/ members (WANTED None: every member) into PRIVATE; nothing
-    else is written."""
+def extract(archive, members, prefix, private, wanted=EVIDENCE, limit=MEMBER_READ):
+    """Copies the workspace's loop-runs/ and runs/ members (WANTED None: every member) into PRIVATE, each at most
+    LIMIT bytes; nothing else is written."""
     taken = set()
     for info, parts in members.items():
         rel = parts[len(prefix):]
@@ -384,7 +424,7 @@ def extract(archive, members, prefix, private, wanted=EVIDENCE):
         if disk_key("/".join(rel)) in taken:
             raise Untrusted(f"里有两个成员都叫 {visible_name('/'.join(parts))}（大小写和 Unicode 写法也算同名）")
         taken.add(disk_key("/".join(rel)))
-        copy_member(archive, info, private.joinpath(*parts))
+        copy_member(archive, info, private.joinpath(*parts), limit)
 
 
 def windows_refuses(part):
@@ -398,16 +438,33 @@ def windows_device(part):
     return part.split(".")[0].rstrip(" ").upper() in WINDOWS_DEVICES
 
 
-def copy_member(archive, info, target):
-    """One member into TARGET (a new file or folder); zipfile stops at the declared size and checks the CRC.
-    A file where a folder belongs (or the reverse) is an OSError: the ZIP is not taken."""
+def make_folders(folder):
+    """FOLDER and the folders above it that are missing, made top-down in a loop (pathlib's mkdir(parents=True)
+    recurses once a folder: a ZIP 1,100 folders deep would exhaust the stack)."""
+    missing = []
+    while not os.path.isdir(folder):
+        missing.append(folder)
+        folder = folder.parent
+    for path in reversed(missing):
+        path.mkdir()
+
+
+def copy_member(archive, info, target, limit=MEMBER_READ):
+    """One member into TARGET (a new file or folder), at most LIMIT bytes of it, in chunks; zipfile stops at the
+    declared size and checks the CRC. A file where a folder belongs (or the reverse) is an OSError: the ZIP is
+    not taken."""
     try:
         if info.is_dir():
-            target.mkdir(parents=True, exist_ok=True)
+            make_folders(target)
             return
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_folders(target.parent)
         with archive.open(info) as source, open(target, "xb") as out:
-            out.write(source.read(MEMBER_READ))
+            while limit > 0:
+                chunk = source.read(min(limit, 2 ** 20))
+                if not chunk:
+                    break
+                out.write(chunk)
+                limit -= len(chunk)
     except (zipfile.BadZipFile, EOFError, ValueError, zlib.error):
         raise Untrusted(f"已损坏：成员 {visible_name(member_name(info))} 读不出来") from None
     except NotImplementedError:
@@ -451,7 +508,9 @@ def class_folder(path, make_scratch):
         with archive:
             members = trusted_members(archive, CLASS_CAPS)
             target = Path(make_scratch())
-            extract(archive, members, (), target, wanted=None)
+            # a student's ZIP inside is copied whole (one byte past its own cap, so an oversized one still reads
+            # as too big): it is then read under a student's ZIP's caps, as if the teacher had unzipped the download
+            extract(archive, members, (), target, wanted=None, limit=MAX_ZIP_BYTES + 1)
     return target, path
 
 

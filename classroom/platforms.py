@@ -3,8 +3,14 @@
 Part of verify_loop's class check (classroom/intake.py then takes each submission in). The platforms name their
 downloads like this:
 
-- Moodle: `Full Name_<participant id>_assignsubmission_<plugin>_…`, a folder per plugin (or one entry per file);
-- Canvas: `login[_LATE]_<user id>_<attachment id>_<original name>`, a re-submission's original name ending `-N`;
+- Moodle: a folder per participant and plugin, `Full Name_<participant id>_assignsubmission_<plugin>` since 4.1
+  (mod/assign/classes/downloader.php) and `…_assignsubmission_<plugin>_` before (mod/assign/locallib.php), or one
+  entry per file `…_assignsubmission_<plugin>_<original name>` when "download as folders" is off; the full name has
+  `_` replaced by a space, so the participant id is the second `_` part (what the feedback-ZIP import reads);
+- Canvas: `<name>[_late]_<user id>_<attachment id>_<original name>`, where the name is the sortable name with every
+  non-word character removed and the whole lower-cased, "LATE" included (app/models/content_zipper.rb: CJK and
+  accented letters stay, `lǐsì`, `李四`); with anonymous grading the name is left out; a re-submission's original
+  name may end `-N`;
 - Blackboard: `<assignment>_<username>_attempt_<yyyy-mm-dd-hh-mm-ss>_<original name>` per file of an attempt,
   and the attempt's receipt `<assignment>_<username>_attempt_<timestamp>.txt` (its `Name:` line names the student);
 - GitHub Classroom: `<assignment>-submissions/<assignment>-<username>/`, one clone per student;
@@ -23,9 +29,10 @@ from pathlib import Path
 from cli import read_evidence
 
 JUNK = {"__MACOSX", ".DS_Store", "Thumbs.db", "desktop.ini"}  # what operating systems add by themselves
-MOODLE = re.compile(r"(?P<name>.+?)_(?P<id>[^_]+)_assignsubmission_(?P<plugin>[a-z]+)_.*", re.DOTALL)
-CANVAS = re.compile(r"(?P<login>[a-z0-9-]+)(?P<late>_LATE)?_(?P<uid>[0-9]+)_(?P<aid>[0-9]+)_(?P<original>.+)",
-                    re.DOTALL)
+MOODLE = re.compile(r"(?P<name>.+?)_(?P<id>[^_]+)_assignsubmission_(?P<plugin>[a-z]+)(?:_.*)?", re.DOTALL)
+# The name is word characters only (Canvas removed the rest); \w takes CJK and accented letters as Python's str does
+CANVAS = re.compile(r"(?:(?P<login>\w+?)_)??(?:(?P<late>late)_)?(?P<uid>[0-9]+)_(?P<aid>[0-9]+)_(?P<original>.+)",
+                    re.DOTALL | re.IGNORECASE)
 CANVAS_AGAIN = re.compile(r".*-(?P<n>[0-9]+)(?:\.[^.]*)?")  # a re-submission's original name: 张三-1.zip
 # The assignment is the shortest prefix: the student names the original file at the end, and a file named like
 # another student's attempt (x_alice_attempt_2099-…_a.zip) must stay its uploader's.
@@ -105,14 +112,21 @@ def moodle_person(class_dir, entries, folders):
     _, match = entries[0]
     holding = [name for name, m in entries if m["plugin"] == "file" and can_hold(name, folders)]
     chosen = holding[0] if holding else entries[0][0]
-    person = Handed(class_dir / chosen, match["name"], match["id"], "moodle",
-                    folder=f"{match['name']}_{match['id']}_assignsubmission_file_")
+    person = Handed(class_dir / chosen, match["name"], match["id"], "moodle", folder=moodle_folder(chosen, match))
     aside = [(name, f"Moodle 里同一位学生的另一部分（不是文件提交），这位学生的提交是 {chosen}")
              for name, _ in entries if name != chosen]
     if len(holding) > 1:
         person.packaging = f"Moodle 里这位学生有 {len(holding)} 份文件提交（{'、'.join(holding)}），不知道该核对哪一个"
         aside = [item for item in aside if item[0] not in holding]
     return person, aside
+
+
+def moodle_folder(chosen, match):
+    """The folder name Moodle's feedback-ZIP import matches to this participant: the download's own folder name
+    when the submission was a folder (4.1 and later end it without `_`, earlier versions with), else the shape
+    both read (`…_assignsubmission_file_`)."""
+    shape = f"{match['name']}_{match['id']}_assignsubmission_file"
+    return chosen if chosen == shape else shape + "_"
 
 
 def canvas_person(class_dir, entries, folders):
@@ -125,7 +139,8 @@ def canvas_person(class_dir, entries, folders):
     zips = sorted((item for item in entries if item[0].lower().endswith(".zip")), key=order)
     chosen = (zips or sorted(entries, key=order))[-1][0]
     match = dict(entries)[chosen]
-    person = Handed(class_dir / chosen, match["login"], match["uid"], "canvas", [match["login"]])
+    login = match["login"] or ""  # anonymous grading leaves the name out: the user id is all there is
+    person = Handed(class_dir / chosen, login or match["uid"], match["uid"], "canvas", [login])
     person.earlier = [name for name, _ in zips[:-1]]
     aside = [(name, f"Canvas 里同一位学生随作业上传的另一个文件，这位学生的提交是 {chosen}")
              for name, _ in entries if name != chosen and name not in person.earlier]

@@ -19,13 +19,14 @@ from pathlib import Path
 
 from classroom.intake import windows_device
 from cli import display_path, entry_kind, visible
-from verifier.records import CASES, is_link
+from verifier.records import CASES, disk_key, is_link
 
 CASE_NAMES = [case for case, _, _ in CASES]
 RESULTS = ("pass", "incomplete", "fail", "needs_human", "packaging")
 MISSING = "missing"  # with a roster only: a person on it who handed nothing in (未提交)
 LIMIT = 500           # characters of one problem a person is shown; the rest is said by its length
 NAME_LIMIT = 80       # characters of a name in a table cell
+NAME_BYTES = 240      # UTF-8 bytes of a file name's stem: with "-99.md" within the 255 every disk holds
 MARKDOWN_MARKS = set("\\`*[]<>|&#~!{}")
 # `_` starts or ends emphasis only beside a space or a mark: inside a word (verify_loop, needs_human) it stays as it is
 LONE_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
@@ -125,9 +126,10 @@ def set_aside(entry, why, shown=cut, text=cut):
     return f"跳过 {shown(entry)}：{text(why)}。"
 
 
-def class_report(class_shown, course_label, rows, aside=(), note="", with_roster=False):
+def class_report(class_shown, course_label, rows, aside=(), note="", with_roster=False, said=()):
     """The Markdown report; ROWS: (row, its Checked or None for a person who handed nothing in); ASIDE: (entry
-    shown, why) of each entry set aside; NOTE: a sentence about the whole class (the course version)."""
+    shown, why) of each entry set aside; NOTE: a sentence about the whole class (the course version); SAID: the
+    sentences about the outputs (a teacher's own grades kept, the grades file's encoding)."""
     shown_rows = [row for row, _ in rows]
     lines = [f"{REPORT_TITLE}{markdown(class_shown)}", "",
              f"对照的是{course_label}（笔记、样例、受监视文件），不用学生提交里的副本。"
@@ -135,6 +137,7 @@ def class_report(class_shown, course_label, rows, aside=(), note="", with_roster
              totals(shown_rows, with_roster), "", *([markdown(note, None), ""] if note else []),
              *table(shown_rows, markdown_cell), ""]
     lines += [f"- {set_aside(entry, why, markdown_code, markdown)}" for entry, why in aside] + ([""] if aside else [])
+    lines += [f"- {markdown(sentence, None)}" for sentence in said] + ([""] if said else [])
     for row, item in rows:
         lines += student_section(item, "##") if item else [f"## {heading(row)}", "", "没有提交（未提交）。", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
@@ -145,14 +148,18 @@ def heading(row):
     return f"{markdown(row['student'], NAME_LIMIT)}{number}：{row['result']}"
 
 
-def student_section(item, level, for_student=False):
-    """A submission's section: where it came from, its reasons, then each loop that did not simply pass."""
+def student_section(item, level, for_student=None):
+    """A submission's section: where it came from, its reasons, then each loop that did not simply pass.
+    FOR_STUDENT: the section is the student's own, every text through that function (it hides the teacher's
+    folders); None: the teacher's."""
+    private = for_student or (lambda text: text)
     entry = item.entry_name if for_student else item.entry
     lines = [f"{level} {heading(item.row)}", "", f"提交：{markdown_code(entry)}（{markdown(item.source)}）"
              + (f"，工作区在其中的 {markdown_code(item.where)}" if item.where else "") + "。", ""]
-    lines += [f"- {markdown(reason.for_student if for_student else reason.text, None)}" for reason in item.reasons]
-    lines += [f"- 说明：{markdown(note, None)}" for note in item.notes]
-    details = loop_details(item.loops)
+    lines += [f"- {markdown(private(reason.for_student if for_student else reason.text), None)}"
+              for reason in item.reasons]
+    lines += [f"- 说明：{markdown(private(note), None)}" for note in item.notes]
+    details = loop_details(item.loops, private)
     if details:
         lines += ["", "逐个循环（有问题的循环、它的问题和要查看的路径）：", "", *details]
     if not item.reasons and not details and not item.notes:
@@ -160,14 +167,14 @@ def student_section(item, level, for_student=False):
     return lines + [""]
 
 
-def loop_details(loops):
+def loop_details(loops, private=lambda text: text):
     lines = []
     for loop in loops:
         if loop["result"] == "pass" and loop["case"] and not loop["notes"]:
             continue
         lines.append(f"- {markdown_code(loop['folder'])}（{markdown(loop['case'] or '不属于六个情景，不计入')}）："
                      f"{loop['result']}；查看 " + "、".join(markdown_code(path) for path in loop["paths"]))
-        lines += [f"  - {markdown(problem)}" for problem in [*loop["problems"], *loop["notes"]]]
+        lines += [f"  - {markdown(private(problem))}" for problem in [*loop["problems"], *loop["notes"]]]
     return lines
 
 
@@ -186,33 +193,38 @@ def class_csv(rows):
 
 # --- feedback to hand back -----------------------------------------------------------------------
 
-def feedback(student, items):
-    """The Markdown file handed back to STUDENT: their own submissions only, reasons and the next step."""
+def feedback(student, items, private=lambda text: text):
+    """The Markdown file handed back to STUDENT: their own submissions only, reasons and the next step; every
+    text through PRIVATE, which hides the teacher's folders."""
     lines = [f"{FEEDBACK_TITLE}{markdown(student, NAME_LIMIT)}", "",
              "这是第 14 篇练习（外层循环）的自动核对结果，只含你自己的提交。", ""]
     for item in items:
-        lines += student_section(item, "##", for_student=True)
+        lines += student_section(item, "##", for_student=private)
         lines += ["下一步：" + NEXT_STEP[item.row["result"]], ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def feedback_names(students):
     """{(student, id): file name} for the feedback folder: the student's name made safe on every system, then
-    -2, -3 ... to keep names distinct (also where case is ignored), in the order of (name, id)."""
+    -2, -3 ... to keep names distinct as every disk compares them (case, composed and decomposed letters), in
+    the order of (name, id)."""
     names, used = {}, set()
     for student in sorted(set(students)):
         base = safe_file_name(student[0])
         name, number = f"{base}.md", 1
-        while name.lower() in used:
+        while disk_key(name) in used:
             number += 1
             name = f"{base}-{number}.md"
-        used.add(name.lower())
+        used.add(disk_key(name))
         names[student] = name
     return names
 
 
-def safe_file_name(text):
-    name = "".join("_" if ch in '<>:"/\\|?*' or not ch.isprintable() else ch for ch in text)[:100]
+def safe_file_name(text, most=NAME_BYTES):
+    """TEXT as a file or folder name every system holds: no reserved or invisible character, no trailing dot or
+    space, no device name, at most MOST bytes of UTF-8 (cut between characters)."""
+    name = "".join("_" if ch in '<>:"/\\|?*' or not ch.isprintable() else ch for ch in text)
+    name = name.encode("utf-8")[:most].decode("utf-8", errors="ignore")
     name = name.rstrip(". ") or "_"
     if name.startswith(".") or windows_device(name):
         name = "_" + name

@@ -1,13 +1,17 @@
 """What goes back to the platform, and where the class check may write at all.
 
 Part of verify_loop's class check. `--feedback-zip OUT.zip` holds each student's feedback file in a folder named
-as the platform's download named that student's entry (Moodle's "upload multiple feedback files in a zip"
-matches a folder to a student by the participant id, the second `_` part of `Full Name_<id>_assignsubmission_file_`).
-Every output (--report, --csv, --feedback, --grades, --feedback-zip) is refused before anything is read when it
-would land inside the class folder, through a link, on a folder, or on an existing file this check did not write
-(an earlier report, CSV, feedback file or feedback ZIP is known by its content; an earlier grades file by the
-roster's header, and the roster itself is never written). What it shares: classroom/report.py's guards (where an
-output lands, an earlier file's first line, safe folder names) and verifier/records.py's is_link.
+as the platform's download named that student's entry: Moodle's "upload multiple feedback files in a zip"
+(mod/assign/feedback/file/importziplib.php) splits each folder name at `_` and takes the second part as the
+participant id, the third and fourth as the plugin, whether the name ends `_` (before 4.1) or not; a folder name
+longer than a disk holds keeps that tail and loses the end of the name. Every output (--report, --csv,
+--feedback, --grades, --feedback-zip) is refused before anything is read when it would land inside the class
+folder, through a link, on a folder, or on an existing file this check did not write (an earlier report, CSV,
+feedback file or feedback ZIP is known by its content; an earlier grades file by the roster's header). Outputs
+are compared by the file they reach (a folder reached through a link, another spelling of the same name), so no
+two outputs are one file and none of them is the roster. What it shares: classroom/report.py's guards (where an
+output lands, an earlier file's first line, safe folder names), classroom/platforms.py's MOODLE names and
+verifier/records.py's is_link and disk_key.
 """
 import io
 import os
@@ -15,7 +19,8 @@ import zipfile
 from pathlib import Path
 
 from classroom import report as class_report
-from verifier.records import is_link
+from classroom.platforms import MOODLE
+from verifier.records import disk_key, is_link
 
 ZIP_COMMENT = b"verify_loop --feedback-zip"  # how an earlier feedback ZIP of this check is known
 ENTRY_TIME = (1980, 1, 1, 0, 0, 0)
@@ -27,15 +32,33 @@ def feedback_zip(checked, files):
     folders = {}
     for item in checked:
         folders.setdefault(item.key, item.folder)
-    out = io.BytesIO()
+    out, used = io.BytesIO(), set()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
         keys = list(dict.fromkeys(item.key for item in checked))
         for key, (name, text) in zip(keys, files):
-            info = zipfile.ZipInfo(f"{class_report.safe_file_name(folders[key])}/{name}", ENTRY_TIME)
+            info = zipfile.ZipInfo(f"{folder_name(folders[key], used)}/{name}", ENTRY_TIME)
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, text.encode("utf-8"))
         archive.comment = ZIP_COMMENT
     return out.getvalue()
+
+
+def folder_name(folder, used):
+    """FOLDER as a name every disk holds (at most report.NAME_BYTES bytes), distinct from the names in USED as a
+    disk compares them. A Moodle folder keeps `_<id>_assignsubmission_<plugin>` whole (what the import reads) and
+    is never numbered: its id makes it distinct already."""
+    moodle = MOODLE.fullmatch(folder)
+    if moodle:
+        tail = folder[moodle.end("name"):]
+        name = class_report.safe_file_name(moodle["name"], class_report.NAME_BYTES - len(tail.encode("utf-8")))
+        return name + class_report.safe_file_name(tail)
+    base = class_report.safe_file_name(folder)
+    name, number = base, 1
+    while disk_key(name) in used:
+        number += 1
+        name = f"{base}-{number}"
+    used.add(disk_key(name))
+    return name
 
 
 def is_earlier_zip(path):
@@ -68,11 +91,13 @@ def targets_problem(args):
     """Why --report, --csv or --feedback-zip cannot be used (before anything is read), or None."""
     outputs = [(text, kind) for text, kind in ((args.report, "report"), (args.csv_file, "csv"),
                                                (args.feedback_zip, "zip"), (args.grades, "grades")) if text]
-    paths = [Path(os.path.abspath(text)) for text, _ in outputs]
-    if len(set(paths)) < len(paths):
-        return "--report、--csv、--grades 和 --feedback-zip 不能是同一个文件。"
-    if args.roster and Path(os.path.abspath(args.roster)) in paths:
-        return f"{args.roster} 是名单本身：成绩请写到另一个文件（例如 成绩.csv），名单不会被改写。"
+    reached = [reached_file(text) for text, _ in outputs]
+    if len(set(reached)) < len(reached):
+        return "--report、--csv、--grades 和 --feedback-zip 不能是同一个文件（也不能经由链接或另一种写法指向同一个文件）。"
+    if args.roster and reached_file(args.roster) in reached:
+        text = next(text for (text, _), key in zip(outputs, reached) if key == reached_file(args.roster))
+        return (f"{text} 是名单本身（{args.roster}，也许经由链接或另一种写法指向它）：成绩请写到另一个文件"
+                "（例如 成绩.csv），名单不会被改写。")
     if args.feedback_zip and not args.feedback_zip.lower().endswith(".zip"):
         return f"{args.feedback_zip} 不是 .zip 文件名：请给出例如 反馈.zip。"
     for text, kind in outputs:
@@ -85,6 +110,20 @@ def targets_problem(args):
         if problem:
             return problem
     return None
+
+
+def reached_file(text):
+    """The file the path TEXT reaches, as one key for every spelling of it: the folder resolved through links,
+    then the name as a case-insensitive, normalising disk compares it where the folder is such a disk (or
+    the file's own identity when it exists)."""
+    path = Path(os.path.realpath(text))
+    try:
+        found = os.stat(path)
+    except OSError:
+        found = None
+    if found is not None and found.st_ino:
+        return ("file", found.st_dev, found.st_ino)
+    return ("name", str(path.parent), disk_key(path.name))
 
 
 def outputs_problem(args, file_names, roster):

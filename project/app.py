@@ -44,7 +44,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]  # `assistant` and the workspace's `cli`, from any cwd
 
 from cli import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOP, EXIT_USAGE, ChineseArgumentParser,  # noqa: E402
-                 Terminated, print_json, run, say, use_safe_console)
+                 Terminated, display_path, print_json, run, say, use_safe_console)
 
 EXIT_CODES = ("退出码：0 成功（ask：模型给出了回答；serve：按 Ctrl-C 停止网页服务）；"
               "1 受控停止（ask：其他停止原因）；2 参数错误；130 被 Ctrl-C 中断。")
@@ -197,12 +197,33 @@ def show_event(kind, data):
 
 # ---- commands -----------------------------------------------------------------------------------
 
+def record_for(name, question, model, max_tokens, chat=False):
+    """The question's recorder, its first record written in ask-runs/NAME (a used or bad name: exit 2); None
+    without --record. In a chat NAME is the chat's: each question takes the next NAME-NN."""
+    from assistant.record import RecordNameError, open_record
+    try:
+        return open_record(name, question, model, max_tokens, chat) if name else None
+    except RecordNameError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def ask_recorded(recorder, model, history, question, max_tokens, **options):
+    """ask_guarded, its loop kept in RECORDER's record when there is one."""
+    events = recorder.listener(show_event) if recorder else show_event
+    outcome = ask_guarded(model, history, question, max_tokens, on_event=events, **options)
+    if recorder:
+        say(recorder.finish(outcome))
+    return outcome
+
+
 def command_ask(args):
     question = clean_question(args.question)
     check_budget(args.max_tokens)
+    record_for(args.record, None, None, None)  # a name that cannot be used stops before anything is asked
     model = load_model(args.offline, on_retry=show_retry, on_progress=show_progress)
     say(f"使用模型：{describe_model(model)}")
-    outcome = ask_guarded(model, [], question, args.max_tokens, on_event=show_event)
+    recorder = record_for(args.record, question, model, args.max_tokens)
+    outcome = ask_recorded(recorder, model, [], question, args.max_tokens)
     if args.json:
         print_json(outcome_record(outcome, model))
         args.printed = True  # a Ctrl-C from here on must not print a second line
@@ -229,6 +250,7 @@ def command_chat(args, platform=None):
     except ImportError:
         pass
     check_budget(args.max_tokens)
+    record_for(args.record, None, None, None, chat=True)
     model = load_model(args.offline, on_retry=show_retry, on_progress=show_progress)
     say(f"使用模型：{describe_model(model)}")
     budget = f"每个问题的 token 预算 {args.max_tokens}；" if args.max_tokens else ""
@@ -239,13 +261,13 @@ def command_chat(args, platform=None):
         pass
     try:  # SIGTERM / SIGHUP from here on (also before the prompt is drawn): the system asks the program to end
         say(f"输入问题后回车。{budget}/reset 清空对话，/quit 或 {keys} 退出；Ctrl-C 中断当前回答并回到提示符。")
-        return chat_loop(model, args.max_tokens, keys)
+        return chat_loop(model, args.max_tokens, keys, args.record)
     except Terminated:
         say("\n收到终止信号，聊天结束。")
         return EXIT_INTERRUPTED
 
 
-def chat_loop(model, max_tokens, keys):
+def chat_loop(model, max_tokens, keys, record=None):
     """Prompt after prompt until /quit or the end of input; Ctrl-C at the prompt goes back to it."""
     history = []
     while True:
@@ -263,10 +285,10 @@ def chat_loop(model, max_tokens, keys):
             return EXIT_OK
         if text in ("/quit", "/exit"):
             return EXIT_OK
-        chat_line(model, history, text, max_tokens)
+        chat_line(model, history, text, max_tokens, record)
 
 
-def chat_line(model, history, text, max_tokens=None):
+def chat_line(model, history, text, max_tokens=None, record=None):
     """One line typed in chat: /reset, an unknown /command, or a question asked on the history."""
     from assistant.history import seal_dangling_tool_calls
     if text == "/reset":
@@ -278,9 +300,10 @@ def chat_line(model, history, text, max_tokens=None):
         return None
     try:
         question = clean_question(text)
+        recorder = record_for(record, question, model, max_tokens, chat=True)
     except UsageError as exc:
         return say(str(exc))
-    outcome = ask_guarded(model, history, question, max_tokens, on_event=show_event, chat=True)
+    outcome = ask_recorded(recorder, model, history, question, max_tokens, chat=True)
     print(f"助手 > {outcome.answer}", flush=True)  # an interruption is said once, in the answer
     if outcome.stop == "interrupted":
         seal_dangling_tool_calls(history)  # whatever the Ctrl-C cut off, the next request stays valid
@@ -585,12 +608,12 @@ def build_parser():
         epilog=EXIT_CODES)
     commands = parser.add_subparsers(dest="command", metavar="命令", required=True)
     ask = commands.add_parser("ask", help="问一个问题", epilog=EXIT_CODES_OF["ask"],
-                              usage=("[-h] [--json] [--offline] [--max-tokens N] 问题",),
+                              usage=("[-h] [--json] [--offline] [--max-tokens N] [--record NAME] 问题",),
                               description="问一个问题；工具调用和停止原因显示在 stderr。")
     ask.add_argument("question", metavar="问题", help="问题，例如 \"RAG 的步骤顺序是什么？\"")
     ask.add_argument("--json", action="store_true", help="stdout 只打印一行 JSON（字段见 README）")
     chat = commands.add_parser("chat", help="多轮对话（/reset 清空，/quit 退出）", epilog=EXIT_CODES_OF["chat"],
-                               usage=("[-h] [--offline] [--max-tokens N]",),
+                               usage=("[-h] [--offline] [--max-tokens N] [--record NAME]",),
                                description="多轮对话：历史跨问题保留；/reset 清空，/quit 退出，Ctrl-C 中断当前回答。")
     search = commands.add_parser("search", help="搜索笔记，打印一行 JSON", epilog=EXIT_CODES_OF["search"],
                                  usage=("[-h] 搜索词",),
@@ -606,6 +629,9 @@ def build_parser():
         command.add_argument("--max-tokens", type=int, metavar="N", default=None,
                              help="每个问题的 token 预算：每次请求发出前，已用 + 请求体字节数 + max_tokens "
                                   "必须不超过 N，否则以 token_budget 停下；默认不设预算")
+        command.add_argument("--record", metavar="NAME", default=None,
+                             help="把这个问题的循环记在 ask-runs/NAME/question.json（chat：每问一个 NAME-01、NAME-02……），"
+                                  "可以独立核对；名称已用过时不运行")
     return parser
 
 

@@ -17,6 +17,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -28,10 +29,13 @@ from assistant.client import ChatClient  # noqa: E402
 from assistant.config import DEFAULT_MAX_TOKENS  # noqa: E402
 from assistant.errors import BadRequestError, describe_api_error  # noqa: E402
 from assistant.history import history_problems, is_reminder, seal_dangling_tool_calls  # noqa: E402
+from assistant.record import RECORD_FILE, QuestionRecorder  # noqa: E402
 from assistant.tools import TOOL_SCHEMAS, run_tool  # noqa: E402
 from cli import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOP, ChineseArgumentParser, print_json,  # noqa: E402
                  run, say, use_safe_console)
 from mock_model import MockServer  # noqa: E402
+from mockapi.clock import SkippedWaits  # noqa: E402
+from verify_ask import ServerLog, check_question  # noqa: E402  the independent check of each record
 
 QUESTION = "RAG 的步骤顺序是什么？"
 RETRY_AFTER = 1.0  # the mock's retry-after for 429-after: a whole second, as real servers send
@@ -61,20 +65,25 @@ def expect(condition, message):
 
 
 class Run:
-    """One question asked through the loop against one fresh mock session."""
+    """One question asked through the loop against one fresh mock session, and verify_ask's check of its record."""
 
-    def __init__(self, outcome, history, client, mock, tools_run):
+    def __init__(self, outcome, history, client, mock, tools_run, verified):
         self.outcome, self.history, self.client = outcome, history, client
-        self.sleeps, self.mock, self.tools_run = client.sleeps, mock, tools_run
+        self.sleeps, self.mock, self.tools_run, self.verified = client.sleeps, mock, tools_run, verified
 
 
 class Lab:
-    """The mock server plus helpers that give each client run its own mock session."""
+    """The mock server plus helpers that give each client run its own mock session and question record.
 
-    def __init__(self, mock):
-        self.mock = mock
+    Each question is recorded in RECORDS (question-run/1) and checked there by verify_ask.py against the mock's
+    own log (`mock.request_log`). The client's waits are skipped (CLOCK adds them to the clock both read).
+    """
+
+    def __init__(self, mock, records, clock):
+        self.mock, self.records, self.clock = mock, records, clock
         self.sessions = 0
         self.shared = {}
+        self.verified = []
 
     def base_url(self, mode):
         self.sessions += 1
@@ -88,8 +97,12 @@ class Lab:
     def client(self, mode, sleep=None, **options):
         """A ChatClient on a fresh session; waits are recorded in `client.sleeps`, never slept."""
         sleeps = []
-        client = ChatClient(self.base_url(mode), "test", sleep=sleep or sleeps.append,
-                            random=lambda: 0.0, **options)
+
+        def skip(seconds):
+            sleeps.append(seconds)
+            self.clock.sleep(seconds)
+        client = ChatClient(self.base_url(mode), "test", sleep=sleep or skip, random=lambda: 0.0,
+                            clock=self.clock.now, **options)
         client.sleeps = sleeps
         return client
 
@@ -102,8 +115,22 @@ class Lab:
             return tool_runner(name, arguments)
 
         history = [] if history is None else history
-        outcome = run_question(client, history, QUESTION, tool_runner=recording_runner, limits=limits)
-        return Run(outcome, history, client, self.counters(client.base_url), tools_run)
+        name = client.base_url.rsplit("/", 1)[1]
+        recorder = QuestionRecorder(self.records / name / RECORD_FILE, name, QUESTION, client, limits or Limits())
+        (self.records / name).mkdir(parents=True)
+        recorder.attach(client)
+        recorder.start()
+        outcome = run_question(client, history, QUESTION, tool_runner=recording_runner, limits=limits,
+                               on_event=recorder.listener())
+        recorder.finish(outcome)
+        return Run(outcome, history, client, self.counters(client.base_url), tools_run, self.verify(name))
+
+    def verify(self, name):
+        """verify_ask's result for the record NAME, against everything the mock has logged so far."""
+        self.mock.request_log.file.flush()
+        result = check_question(self.records / name, ServerLog(self.mock.request_log.file.name))
+        self.verified.append(result)
+        return result
 
     def ask_once(self, mode):
         """The same plain run of `mode`, shared by the checks that look at it from two sides."""
@@ -112,12 +139,14 @@ class Lab:
         return self.shared[mode]
 
     def start_app(self, mode):
-        """Start `app.py ask --json QUESTION` against a fresh session (the real process, real sleeps)."""
+        """Start `app.py ask --json --record NAME QUESTION` against a fresh session (the real process, real sleeps);
+        its record goes to RECORDS."""
         base_url = self.base_url(mode)
-        env = dict(os.environ, DEEPSEEK_API_KEY="test", DEEPSEEK_BASE_URL=base_url,
+        env = dict(os.environ, DEEPSEEK_API_KEY="test", DEEPSEEK_BASE_URL=base_url, ASK_RUNS_DIR=str(self.records),
                    PYTHONIOENCODING="utf-8", PYTHONDONTWRITEBYTECODE="1")
         env.pop("DEEPSEEK_TIMEOUT", None)
-        process = subprocess.Popen([sys.executable, str(HERE / "app.py"), "ask", "--json", QUESTION],
+        process = subprocess.Popen([sys.executable, str(HERE / "app.py"), "ask", "--json", "--record",
+                                    base_url.rsplit("/", 1)[1], QUESTION],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                                    text=True, encoding="utf-8")
         return process, base_url
@@ -137,6 +166,17 @@ def expect_stop(run, stop, requests):
     expect(run.outcome.stop == stop, f"停止原因应为 {stop}，实际 {run.outcome.stop}（mock 收到 {seen} 次请求）")
     expect(seen == requests, f"mock 应收到 {requests} 次请求，实际 {seen} 次")
     expect(run.mock["rejected"] == 0, f"mock 拒收了 {run.mock['rejected']} 次不合法的历史")
+    expect_verified(run.verified, stop, seen)
+
+
+def expect_verified(verified, stop, requests):
+    """verify_ask re-derived the same stop and request count from the record and the server's log (a Ctrl-C's
+    record is valid and needs a person)."""
+    wanted = "needs_human" if stop == "interrupted" else "pass"
+    said = (verified["problems"] + verified["notes"] + [""])[0]
+    expect(verified["result"] == wanted, f"verify_ask 对记录 {verified['run']} 给出 {verified['result']}：{said}")
+    expect((verified["stop"], verified["requests"]) == (stop, requests),
+           f"记录里是 {verified['stop']}、{verified['requests']} 次请求，应为 {stop}、{requests} 次")
 
 
 # ---- the lesson's checks, adapted ---------------------------------------------------------------
@@ -189,6 +229,7 @@ def retries_exhausted(lab):
     expect(result.get("stop") == "api_error" and "429" in result.get("answer", ""),
            f"应以 api_error 停下并说明 429，实际 {result}")
     expect(counters["requests"] == 3, f"mock 应收到 3 次请求，实际 {counters['requests']} 次")
+    expect_verified(lab.verify(base_url.rsplit("/", 1)[1]), "api_error", 3)
     # SDK backoff: 0.5 s then 1.0 s, each shortened by up to 25 % at random: windows that do not overlap
     expect(0.37 <= gaps[0] <= 0.7 and 0.74 <= gaps[1] <= 1.4,
            f"真实重试间隔应在 0.375-0.5 秒和 0.75-1 秒（加倍），mock 记录的是 {gaps}")
@@ -382,7 +423,9 @@ def whole_process_interrupt(lab):
     expect("Traceback" not in stderr, f"stderr 出现了 traceback：{stderr[-300:]}")
     expect(result.get("stop") == "interrupted", f"stop 应为 interrupted，实际 {result.get('stop')}")
     expect(requests == 1, f"中断后不该再发请求，mock 一共收到 {requests} 次")
-    return f"退出码 130，stop=interrupted，mock 一共收到 {requests} 次请求"
+    verified = lab.verify(base_url.rsplit("/", 1)[1])
+    expect_verified(verified, "interrupted", 1)
+    return f"退出码 130，stop=interrupted，mock 一共收到 {requests} 次请求；记录有效，verify_ask：{verified['result']}"
 
 
 # ---- the cycle detector's checks ----------------------------------------------------------------
@@ -500,7 +543,23 @@ def token_budget_never_overshot(lab):
     expect(tokens.used <= budget and not tokens.estimated, f"用量 {tokens.record()} 超出了预算 {budget}")
     expect(set(run.mock["max_tokens"]) == {DEFAULT_MAX_TOKENS}, f"每次请求都应带 max_tokens，mock 收到 {run.mock['max_tokens']}")
     expect(run.history[-1]["role"] == "assistant" and not history_problems(run.history), "停止说明应在历史结尾")
+    expect_verified(run.verified, "token_budget", seen)
     return f"预算 {budget}：mock 收到 {seen} 次请求，服务端计数共 {tokens.used}，第 {seen + 1} 次没有发送"
+
+
+@check("每个问题都留下记录，verify_ask 对照 mock 自己的记录重新推出停止原因和请求数")
+def every_question_verified(lab):
+    results = [verified["result"] for verified in lab.verified]
+    lines = ServerLog(lab.mock.request_log.file.name).lines
+    recorded = {Path(verified["run"]).name for verified in lab.verified}
+    unrecorded = sorted({line["run"] for line in lines if line["run"] is not None} - recorded)
+    expect(results and not unrecorded, f"服务端记录里有 run={unrecorded[:3]} 的请求，却没有核对它们的问题记录")
+    wrong = [verified["run"] for verified in lab.verified
+             if verified["result"] != ("needs_human" if verified["stop"] == "interrupted" else "pass")]
+    expect(not wrong, f"有记录没有通过核对：{wrong[:3]}")
+    return (f"{len(results)} 个问题记录：pass {results.count('pass')}，needs_human {results.count('needs_human')}"
+            f"（被中断的）；服务端记录 {len(lines)} 行，其中 {sum(1 for line in lines if line['run'] is None)} 行"
+            "不属于任何问题（单独发的请求）")
 
 
 # ---- running them -------------------------------------------------------------------------------
@@ -533,14 +592,18 @@ def main(argv=None):
     as_json = parser.parse_args(argv).json
     show = say if as_json else (lambda line: print(line, flush=True))
     started = time.monotonic()
-    mock = MockServer(0, "plain", retry_after=RETRY_AFTER, trickle_seconds=TRICKLE_SECONDS).start()
+    folder = tempfile.TemporaryDirectory(prefix="check-loop-guards-")
+    clock = SkippedWaits()
+    mock = MockServer(0, "plain", retry_after=RETRY_AFTER, trickle_seconds=TRICKLE_SECONDS,
+                      request_log=Path(folder.name) / "server-log.jsonl", clock=clock.now).start()
     try:
-        outcomes = run_checks(Lab(mock), show)
+        outcomes = run_checks(Lab(mock, Path(folder.name) / "ask-runs", clock), show)
     except KeyboardInterrupt:
         say("已中断。")
         return EXIT_INTERRUPTED
     finally:
         mock.stop()
+        folder.cleanup()
     seconds = round(time.monotonic() - started, 2)
     count = {result: sum(1 for seen, _, _ in outcomes if seen == result) for result in ("PASS", "FAIL", "SKIP")}
     if as_json:

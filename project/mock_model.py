@@ -35,6 +35,7 @@ in --help and docs/assistant/DESIGN.md with what `ask --json` ends with).
 import workspace  # noqa: F401  first: the workspace's cli.py refuses a Python older than 3.11
 import argparse
 import errno
+import hashlib
 import json
 import re
 import sys
@@ -44,13 +45,16 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from mockapi.evidence import RequestLog, reply_view, results_view
+from mockapi.requests import request_problem  # noqa: F401  (mock_model.request_problem, as the tests call it)
+from mockapi.script import item_for, load_script
+
 DEFAULT_MAX_SECONDS = 600.0
 DEFAULT_RETRY_AFTER = 1.0
 DEFAULT_SLOW_SECONDS = 5.0
 DEFAULT_TRICKLE_SECONDS = 1.0
 COMPLETION_TOKENS = 16
 MAX_BODY_BYTES = 8 * 1024 * 1024
-MAX_COMPLETION_TOKENS = 8192  # the real API's range for max_tokens is [1, 8192]
 READ_TIMEOUT = 10.0  # a client that promised more body than it sends does not hold a thread forever
 SESSION_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 RATE_LIMITED = "Rate limit reached for requests"
@@ -59,14 +63,9 @@ CONTEXT_LENGTH_MESSAGE = (
     "This model's maximum context length is 65536 tokens. However, you requested 70312 tokens "
     "(69288 in the messages, 1024 in the completion). Please reduce the length of the messages "
     "or completion.")
-UNANSWERED_CALLS = (
-    "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
-    "'tool_call_id'. (insufficient tool messages following tool_calls message)")
 OVERLOADED_IN_200 = {"error": {"message": "upstream overloaded", "type": "server_error", "code": 200}}
 HEEDED_ANSWER = "（mock）收到提醒，不再重复调用：笔记列表已经看过，这就是回答。"
 REMINDER_PREFIX = "【循环提醒】"  # the app's loop reminder: part of the history, never a new question
-ORPHAN_TOOL_MESSAGE = (
-    "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'")
 
 
 # ---- what each mode answers -------------------------------------------------------------------
@@ -110,6 +109,17 @@ def _failing(status, message, kind, times=None, headers=lambda server: {}):
             return _text(ANSWER)
         return _error(status, message, kind, headers(asked.server))
     return reply
+
+
+def _scripted(item):
+    """A script item's reply (mockapi/script.py says what an item may hold)."""
+    if "status" in item:
+        return _error(item["status"], item.get("error") or f"scripted failure {item['status']}", "script_error",
+                      dict(item.get("headers") or {}))
+    calls = [(call["name"], call.get("arguments", {})) for call in item.get("tool_calls") or []]
+    status, headers, choice = _tool_calls(item.get("content", ""), *calls) if calls else _text(item.get("content", ""))
+    choice["finish_reason"] = item.get("finish_reason") or choice["finish_reason"]
+    return _delivered((status, headers, choice), usage=item.get("usage", True))
 
 
 LIST_NOTES = ("list_notes", {})
@@ -171,6 +181,8 @@ MODES = {
     "error-200": ("200 回应，但正文是错误对象 {\"error\": {\"message\": \"upstream overloaded\"}}",
                   lambda n, r, s: _delivered((200, {}, None), raw=OVERLOADED_IN_200)),
     "no-usage": ("正常回答，但回应里没有 usage（用量未知）", lambda n, r, s: _delivered(_text(ANSWER), usage=False)),
+    "script": ("按 --script 文件的顺序回答或失败（会话的第 n 次请求取第 n 项，用完后重复最后一项）",
+               lambda n, r, s: _scripted(item_for(s.server.script, n))),
     "heed-reminder": ("每轮都调用 list_notes({})，直到收到【循环提醒】才回答",
                       lambda n, r, s: _tool_calls("我再看一次笔记列表。", LIST_NOTES) if not s.reminded
                       else _text(HEEDED_ANSWER)),
@@ -211,91 +223,6 @@ def _tool_round(messages):
     return rounds + 1
 
 
-# ---- the real API's request validation, written independently of the client ------------------
-
-def request_problem(body):
-    """Why the real API would answer 400 to this request body (parsed JSON), or None."""
-    if not isinstance(body, dict):
-        return "Request body must be a JSON object"
-    if not isinstance(body.get("model"), str) or not body["model"]:
-        return "Missing required parameter: 'model'"
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        return "Missing required parameter: 'messages' (a non-empty array)"
-    problem = _parameters_problem(body)
-    if problem:
-        return problem
-    pending = set()
-    for index, message in enumerate(messages):
-        if not isinstance(message, dict):
-            return f"messages[{index}] must be an object"
-        role = message.get("role")
-        if role == "tool":
-            call_id = message.get("tool_call_id")
-            if not isinstance(call_id, str) or call_id not in pending:
-                return ORPHAN_TOOL_MESSAGE
-            if not isinstance(message.get("content"), str):
-                return f"messages[{index}].content must be a string"
-            pending.discard(call_id)
-            continue
-        if pending:
-            return UNANSWERED_CALLS
-        if role not in ("system", "user", "assistant"):
-            return f"messages[{index}].role must be one of system, user, assistant, tool"
-        problem = _content_problem(message, index)
-        if problem:
-            return problem
-        if role == "assistant":
-            calls = message.get("tool_calls") or []
-            problem = _tool_calls_problem(calls, index)
-            if problem:
-                return problem
-            pending = {call["id"] for call in calls}
-    return UNANSWERED_CALLS if pending else None
-
-
-def _parameters_problem(body):
-    """The request's other parameters, as the real API checks them."""
-    max_tokens = body.get("max_tokens")
-    if max_tokens is not None and (not isinstance(max_tokens, int) or isinstance(max_tokens, bool)
-                                   or not 1 <= max_tokens <= MAX_COMPLETION_TOKENS):
-        return f"Invalid max_tokens value, the valid range of max_tokens is [1, {MAX_COMPLETION_TOKENS}]"
-    tools = body.get("tools")
-    if tools is not None and not (isinstance(tools, list) and all(
-            isinstance(tool, dict) and isinstance(tool.get("function"), dict)
-            and isinstance(tool["function"].get("name"), str) for tool in tools)):
-        return "tools must be an array of {\"type\": \"function\", \"function\": {\"name\": ...}}"
-    if body.get("stream") not in (None, False):
-        return "This mock does not stream: send \"stream\": false (or leave it out)"
-    return None
-
-
-def _content_problem(message, index):
-    """user/system: text or a list of parts; assistant: text, or null when it calls tools."""
-    content = message.get("content")
-    if isinstance(content, str) or (message.get("role") == "assistant" and content is None):
-        return None
-    if message.get("role") != "assistant" and isinstance(content, list) and content and all(
-            isinstance(part, dict) and isinstance(part.get("type"), str) for part in content):
-        return None
-    return f"messages[{index}].content must be a string"
-
-
-def _tool_calls_problem(calls, index):
-    if not isinstance(calls, list):
-        return f"messages[{index}].tool_calls must be an array"
-    for call in calls:
-        function = call.get("function") if isinstance(call, dict) else None
-        if not (isinstance(function, dict) and isinstance(call.get("id"), str) and call["id"]
-                and isinstance(function.get("name"), str)
-                and isinstance(function.get("arguments"), str)):
-            return f"messages[{index}].tool_calls: each call needs an id and a function name and arguments"
-    ids = [call["id"] for call in calls]
-    if len(set(ids)) < len(ids):
-        return f"messages[{index}].tool_calls: duplicate tool_call id"
-    return None
-
-
 # ---- the server ---------------------------------------------------------------------------------
 
 def parse_path(path):
@@ -317,8 +244,12 @@ class MockServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, port=0, mode="plain", *, retry_after=DEFAULT_RETRY_AFTER,
-                 slow_seconds=DEFAULT_SLOW_SECONDS, trickle_seconds=DEFAULT_TRICKLE_SECONDS, log=None):
+                 slow_seconds=DEFAULT_SLOW_SECONDS, trickle_seconds=DEFAULT_TRICKLE_SECONDS, log=None, script=None,
+                 request_log=None, clock=time.monotonic):
         super().__init__(("127.0.0.1", port), MockHandler)
+        self.script = script  # script mode's items (mockapi/script.py), or None
+        self.clock = clock  # the server's own clock (in-process, it may skip the client's waits: mockapi/clock.py)
+        self.request_log = RequestLog(request_log, clock) if isinstance(request_log, (str, Path)) else request_log
         self.default_mode = mode
         self.retry_after = retry_after
         self.slow_seconds = slow_seconds
@@ -333,7 +264,7 @@ class MockServer(ThreadingHTTPServer):
 
     def count(self, mode, session, retry_count, body_size):
         """Record one model request; returns (request number, the session's count, gap or None)."""
-        now = time.monotonic()
+        now = self.clock()
         with self._lock:
             self._total += 1
             self._by_mode[mode] = self._by_mode.get(mode, 0) + 1
@@ -376,6 +307,8 @@ class MockServer(ThreadingHTTPServer):
         self.stopping.set()
         self.shutdown()
         self.server_close()
+        if self.request_log is not None:
+            self.request_log.close()
 
 
 def _new_session(mode, session):
@@ -394,23 +327,22 @@ class MockHandler(BaseHTTPRequestHandler):
         if self.path.split("?", 1)[0] == "/ping":
             return self._send(200, {"ok": True, "modes": list(MODES)})
         mode, session, rest = parse_path(self.path)
-        if rest != "stats":
-            return self._send(404, {"error": {"message": f"没有这个地址：GET {self.path}；可用 /ping 和 {{基础 URL}}/stats",
-                                              "type": "not_found"}})
-        if self._known(mode, session):
-            self._send(200, self.server.stats(mode, session))
+        missing = (f"没有这个地址：GET {self.path}；可用 /ping 和 {{基础 URL}}/stats" if rest != "stats" else
+                   self._unknown(mode or self.server.default_mode, session))
+        if missing:
+            return self._send(404, {"error": {"message": missing, "type": "not_found"}})
+        self._send(200, self.server.stats(mode, session))
 
     def do_POST(self):
         mode, session, rest = parse_path(self.path)
-        if rest != "chat/completions":
-            return self._send(404, {"error": {"message": f"没有这个地址：POST {self.path}",
-                                              "type": "not_found"}})
-        if not self._known(mode, session):
-            return None
-        mode = mode or self.server.default_mode
         raw, refusal = self._read_body()
-        header = self.headers.get("x-stainless-retry-count", "")
-        retry_count = int(header) if header.isdigit() else None
+        missing = (f"没有这个地址：POST {self.path}" if rest != "chat/completions" else
+                   self._unknown(mode or self.server.default_mode, session))
+        if missing:  # not counted, but logged: a client that asked here holds an answer from this server
+            self._evidence(None, mode, session, raw, 404)
+            return self._send(404, {"error": {"message": missing, "type": "not_found"}})
+        mode = mode or self.server.default_mode
+        retry_count = self._retry_count()
         number, n, gap = self.server.count(mode, session, retry_count, len(raw))
         self._session = session
         if refusal:  # the body itself could not be taken: too large, cut short, not readable
@@ -419,6 +351,7 @@ class MockHandler(BaseHTTPRequestHandler):
         else:
             status, headers, payload, rejected, delivery = self._reply(mode, n, raw, number)
         delay = self.server.slow_seconds if status == 200 and mode == "slow" else 0
+        self._evidence(number, mode, session, raw, status, payload, delivery)
         if self.server.log:
             gap_text = "" if gap is None else f"，距上次 {gap:.2f} 秒"
             how = {"trickle": f"（每 {self.server.trickle_seconds:g} 秒发 1 个字节）", "cut-off": "（正文发一半就断开）",
@@ -430,6 +363,24 @@ class MockHandler(BaseHTTPRequestHandler):
             return None  # the server is stopping: no answer
         self.server.finish(mode, session, status, rejected)
         self._send(status, payload, headers, delivery)
+
+    def _retry_count(self):
+        header = self.headers.get("x-stainless-retry-count", "")
+        return int(header) if header.isascii() and header.isdigit() else None
+
+    def _evidence(self, number, mode, session, raw, status, payload=None, delivery=None):
+        """The server's own line for this request (--log), before any byte of the reply is sent."""
+        if self.server.request_log is None:
+            return
+        try:
+            body = json.loads(raw.decode("utf-8"))
+        except ValueError:
+            body = None
+        run = self.headers.get("x-question-run")
+        self.server.request_log.write(
+            number=number, mode=mode, session=session, run=run, retry_count=self._retry_count(),
+            body_sha256=hashlib.sha256(raw).hexdigest(), body_bytes=len(raw), status=status, **reply_view(payload),
+            tool_results=results_view(body), delivery=delivery)
 
     def _method_not_allowed(self):
         self._send(405, {"error": {"message": f"不支持 {self.command}：只有 POST {{基础 URL}}/chat/completions "
@@ -443,16 +394,16 @@ class MockHandler(BaseHTTPRequestHandler):
         reason = message or self.responses.get(code, ("HTTP error",))[0]
         self._send(code, {"error": {"message": reason, "type": "invalid_request_error"}})
 
-    def _known(self, mode, session):
-        """True for a known mode and a valid session name; else answers 404 and returns False."""
-        if mode is not None and mode not in MODES:
-            message = f"mock 没有模式 {mode!r}；可用：{'、'.join(MODES)}"
-        elif not SESSION_NAME.fullmatch(session) and session != "-":
-            message = f"会话名 {session!r} 无效：只能用字母、数字、_ 和 -，1-64 个字符"
-        else:
-            return True
-        self._send(404, {"error": {"message": message, "type": "not_found"}})
-        return False
+    def _unknown(self, mode, session):
+        """Why MODE / SESSION cannot be served (an unknown mode, a bad session name, script mode with no script), or
+        None."""
+        if mode not in MODES:
+            return f"mock 没有模式 {mode!r}；可用：{'、'.join(MODES)}"
+        if not SESSION_NAME.fullmatch(session) and session != "-":
+            return f"会话名 {session!r} 无效：只能用字母、数字、_ 和 -，1-64 个字符"
+        if mode == "script" and self.server.script is None:
+            return "这个 mock 没有载入脚本：用 --mode script --script FILE 启动（FILE 的格式见 --help）"
+        return None
 
     def _read_body(self):
         """(body, None), or (what was read, the error reply) when the body is too large, cut short or unreadable."""
@@ -573,10 +524,15 @@ def build_parser():
     parser = ChineseArgumentParser(
         prog="mock_model.py", usage=(
             "[-h] [--mode MODE] [--port PORT] [--max-seconds MAX_SECONDS]",
-            "[--retry-after RETRY_AFTER] [--slow-seconds SLOW_SECONDS]", "[--trickle-seconds TRICKLE_SECONDS]"),
+            "[--retry-after RETRY_AFTER] [--slow-seconds SLOW_SECONDS]", "[--trickle-seconds TRICKLE_SECONDS]",
+            "[--script FILE] [--log FILE]"),
         description="会故意出错的本地模型服务（OpenAI 兼容），只监听 127.0.0.1。",
         epilog=(f"模式：\n{modes}\n\n一个服务同时提供所有模式：基础 URL 写成 http://127.0.0.1:PORT/mode/MODE/s/SESSION"
                 "\n（SESSION 由字母、数字、_、- 组成），每个会话从第 1 次请求算起；GET 基础URL/stats 查看计数，GET /ping 不计数。"
+                "\n\n--script FILE：script 模式的脚本，一个 JSON 列表，每项是一次回答 {\"content\", \"tool_calls\": "
+                "[{\"name\", \"arguments\": {...}}], \"finish_reason\", \"usage\": true|false}\n或一次失败 {\"status\": N, "
+                "\"error\": \"说明\", \"headers\": {...}}；会话的第 n 次请求取第 n 项，用完后重复最后一项。"
+                "\n--log FILE：服务端自己的记录，每收到一个请求追加一行 JSON（决定回应之后、发出第一个字节之前写下）。"
                 "\n\n退出码：0 到时自动停止，或按 Ctrl-C 停止；2 参数错误或端口不可用。"),
         formatter_class=_ModesHelpFormatter)
     parser.add_argument("--mode", default="plain", choices=list(MODES), metavar="MODE",
@@ -590,6 +546,8 @@ def build_parser():
                         help=f"slow 模式回答前等待的秒数，默认 {DEFAULT_SLOW_SECONDS:g}")
     parser.add_argument("--trickle-seconds", type=float, default=DEFAULT_TRICKLE_SECONDS,
                         help=f"trickle 模式每发 1 个字节之间的秒数，默认 {DEFAULT_TRICKLE_SECONDS:g}")
+    parser.add_argument("--script", metavar="FILE", help="script 模式按顺序给出的回答和失败（JSON 列表，格式见下）")
+    parser.add_argument("--log", metavar="FILE", help="每收到一个请求，在 FILE 末尾追加一行 JSON（服务端自己的记录）")
     return parser
 
 
@@ -605,9 +563,18 @@ def main(argv=None):
     for name in ("max_seconds", "retry_after", "slow_seconds", "trickle_seconds"):
         if not 0 < getattr(args, name) <= 86400:
             parser.error(f"参数 --{name.replace('_', '-')} 必须是 0 到 86400 之间的秒数，收到 {getattr(args, name)}")
+    if args.mode == "script" and not args.script:
+        parser.error("--mode script 需要 --script FILE：按顺序给出的回答和失败（格式见 --help）")
     try:
-        server = MockServer(args.port, args.mode, retry_after=args.retry_after,
-                            slow_seconds=args.slow_seconds, trickle_seconds=args.trickle_seconds, log=say)
+        script = load_script(args.script) if args.script else None
+        request_log = RequestLog(args.log) if args.log else None
+    except ValueError as exc:
+        parser.error(str(exc))
+    except OSError as exc:
+        parser.error(f"无法打开 --log 的文件 {args.log}（{exc.strerror or type(exc).__name__}）")
+    try:
+        server = MockServer(args.port, args.mode, retry_after=args.retry_after, slow_seconds=args.slow_seconds,
+                            trickle_seconds=args.trickle_seconds, log=say, script=script, request_log=request_log)
     except OSError as exc:  # no errno text: a port in use is the usual case, and it says what to do
         in_use = exc.errno == errno.EADDRINUSE or getattr(exc, "winerror", None) == 10048  # 10048: Windows
         say(f"错误：端口 {args.port} 已被占用（可能另一个 serve / mock 还开着）：换一个 --port，或先关掉那个进程。"
@@ -628,6 +595,8 @@ def main(argv=None):
     finally:
         server.stopping.set()
         server.server_close()
+        if request_log is not None:
+            request_log.close()
     say(f"已运行 {args.max_seconds:g} 秒，mock 自动停止。")
     return EXIT_OK
 

@@ -14,7 +14,7 @@ import unittest
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-_SKIP = {".git", "runs", "loop-runs", "__pycache__", ".ci"}
+_SKIP = {".git", "runs", "loop-runs", "ask-runs", "__pycache__", ".ci"}
 # The suite makes hundreds of workspace copies: on a memory-backed folder (Linux's /dev/shm) one takes
 # milliseconds instead of the tenth of a second a slow disk needs. Elsewhere the system's temporary folder.
 _FAST_TEMP = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None

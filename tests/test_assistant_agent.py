@@ -283,8 +283,9 @@ class ApiFailuresAndInterrupts(LoopTestCase):
         events = []
         model = ScriptedModel(calls(call("list_notes", {}, "c1")), answer("好"))
         self.ask(model, on_event=lambda kind, data: events.append((kind, data.get("name"))))
-        self.assertEqual(events, [("request", None), ("tool_call", "list_notes"), ("tool_result", "list_notes"),
-                                  ("request", None), ("stop", None)])
+        self.assertEqual(events, [("request", None), ("reply", None), ("tool_call", "list_notes"),
+                                  ("tool_result", "list_notes"), ("round", None), ("request", None), ("reply", None),
+                                  ("stop", None)])
 
 
 class Reminder(LoopTestCase):

@@ -27,9 +27,9 @@ class CheckLoopGuardsTest(WorkspaceTestCase):
         self.assertEqual(code, 0, stdout + stderr)
         self.assertNoTraceback(stderr)
         lines = stdout.splitlines()
-        self.assertEqual(len(lines), 31, stdout)
+        self.assertEqual(len(lines), 32, stdout)
         self.assertTrue(all(line[:5] in ("PASS ", "SKIP ") for line in lines), stdout)
-        self.assertIn("共 31 项", stderr)
+        self.assertIn("共 32 项", stderr)
 
     def test_every_check_passes_within_ten_seconds(self):
         (stdout, stderr), code = self.results["json"]
@@ -39,12 +39,12 @@ class CheckLoopGuardsTest(WorkspaceTestCase):
         self.assertEqual([line for line in lines if line.startswith("FAIL")], [])
         self.assertNoTraceback(stderr)
         self.assertEqual(summary["failed"], 0)
-        # 31 checks: the lesson's seventeen adapted, one for model refusal, the cycle detector's four,
-        # 503 / 529 counted separately, eight for real servers' faults, the reminder and the budget;
-        # SKIP only where SIGINT cannot reach a child (Windows)
-        self.assertEqual(summary["passed"] + summary["skipped"], 31)
+        # 32 checks: the lesson's seventeen adapted, one for model refusal, the cycle detector's four,
+        # 503 / 529 counted separately, eight for real servers' faults, the reminder and the budget, and the
+        # records of every question checked by verify_ask; SKIP only where SIGINT cannot reach a child (Windows)
+        self.assertEqual(summary["passed"] + summary["skipped"], 32)
         self.assertLessEqual(summary["skipped"], 1)
-        self.assertEqual(len([line for line in lines if line[:5] in ("PASS ", "SKIP ")]), 31)
+        self.assertEqual(len([line for line in lines if line[:5] in ("PASS ", "SKIP ")]), 32)
         self.assertLess(summary["seconds"], 10)
         turn_cap = next(check for check in summary["checks"] if "MAX_TURNS" in check["check"])
         self.assertIn("mock 收到 20 次请求", turn_cap["detail"])

@@ -1,15 +1,20 @@
 """The failing mock model: its own history validation, per-request modes, sessions, counters, CLI."""
+import hashlib
 import http.client
 import json
+import shutil
 import socket
+import tempfile
+import threading
 import time
 import subprocess
 import sys
 import unittest
+from pathlib import Path
 import urllib.error
 import urllib.request
 
-from tests.support import ROOT, WorkspaceTestCase
+from tests.support import _FAST_TEMP, ROOT, WorkspaceTestCase
 
 sys.path.insert(0, str(ROOT / "project"))
 import mock_model  # noqa: E402
@@ -224,6 +229,91 @@ class MockServerTest(unittest.TestCase):
                 self.assertEqual(caught.exception.code, 405)
                 self.assertEqual(json.loads(caught.exception.read())["error"]["type"], "invalid_request_error")
         self.assertEqual(self.get("/stats")["total"], 0)
+
+
+class ServerLogAndScriptTest(unittest.TestCase):
+    """--log: the server's own line per request, on disk before the reply; --script: replies served in order."""
+
+    def setUp(self):
+        self.folder = Path(tempfile.mkdtemp(dir=_FAST_TEMP))
+        self.addCleanup(shutil.rmtree, self.folder, True)
+        self.log = self.folder / "server-log.jsonl"
+        script = [{"tool_calls": [{"name": "list_notes", "arguments": {}}]},
+                  {"status": 429, "error": "slow", "headers": {"retry-after": "0.5"}}, {"content": "好", "usage": False}]
+        self.mock = mock_model.MockServer(0, "plain", slow_seconds=0.3, script=script, request_log=self.log).start()
+        self.addCleanup(self.mock.stop)
+
+    def post(self, path, messages, **headers):
+        body = json.dumps({"model": "deepseek-chat", "messages": messages}).encode("utf-8")
+        request = urllib.request.Request(self.mock.url + path, data=body, headers={
+            "Content-Type": "application/json", "Authorization": "Bearer t", **headers})
+        try:
+            with urllib.request.urlopen(request, timeout=5) as response:
+                return response.status, json.loads(response.read()), body
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read()), body
+
+    def lines(self):
+        return [json.loads(line) for line in self.log.read_text(encoding="utf-8").splitlines()]
+
+    def test_a_slow_reply_is_logged_before_its_wait(self):
+        answer = []
+        thread = threading.Thread(target=lambda: answer.append(self.post("/mode/slow/s/a/chat/completions", [USER],
+                                                                         **{"x-question-run": "r1"})))
+        thread.start()
+        deadline = time.monotonic() + 5
+        while not self.log.read_text(encoding="utf-8") and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.assertEqual(answer, [])  # the line is there, the reply is still on its way
+        thread.join()
+        line, = self.lines()
+        status, payload, body = answer[0]
+        self.assertEqual((line["number"], line["mode"], line["session"], line["run"], line["retry_count"]),
+                         (1, "slow", "a", "r1", None))
+        self.assertEqual((line["body_sha256"], line["status"]), (hashlib.sha256(body).hexdigest(), status))
+        self.assertEqual(line["finish_reason"], payload["choices"][0]["finish_reason"])
+
+    def test_the_script_is_served_in_order_and_its_last_item_repeats(self):
+        first = self.post("/mode/script/s/b/chat/completions", [USER], **{"x-stainless-retry-count": "0"})[1]
+        call = first["choices"][0]["message"]["tool_calls"][0]
+        history = [USER, first["choices"][0]["message"], {"role": "tool", "tool_call_id": call["id"],
+                                                          "content": "错误：没有这篇笔记"}]
+        seen = [self.post("/mode/script/s/b/chat/completions", history)[:2] for _ in range(3)]
+        self.assertEqual([status for status, _ in seen], [429, 200, 200])
+        self.assertEqual([body["choices"][0]["message"]["content"] for _, body in seen[1:]], ["好", "好"])
+        self.assertNotIn("usage", seen[1][1])
+        self.assertEqual(self.post("/mode/script/s/other/chat/completions", [USER])[0], 200)  # its own first item
+        lines = self.lines()
+        self.assertEqual([line["status"] for line in lines], [200, 429, 200, 200, 200])
+        self.assertEqual(lines[0]["tool_calls"], [{"id": call["id"], "name": "list_notes", "arguments": "{}"}])
+        self.assertEqual(lines[1]["tool_results"], [{"call_id": call["id"], "error": True, "content_sha256":
+                                                     hashlib.sha256("错误：没有这篇笔记".encode()).hexdigest()}])
+
+    def test_a_request_to_nowhere_is_logged_but_not_counted(self):
+        self.assertEqual(self.post("/mode/nonsense/chat/completions", [USER], **{"x-question-run": "r2"})[0], 404)
+        line, = self.lines()
+        self.assertEqual((line["number"], line["status"], line["run"]), (None, 404, "r2"))
+        self.assertEqual(self.mock.stats()["total"], 0)
+
+    def test_scripts_that_cannot_be_served_are_named(self):
+        from mockapi.script import script_problem
+        for script, words in (([], "列表"), ([{"status": 200}], "400 到 599"), ([{"content": 1}], "content"),
+                              ([{"tool_calls": [{"name": "x", "arguments": []}]}], "tool_calls"),
+                              ([{"contnet": "x"}], "contnet"), ([{}, {"status": 500, "headers": {"a": 1}}], "第 2 项")):
+            with self.subTest(script=script):
+                self.assertIn(words, script_problem(script))
+        self.assertIsNone(script_problem([{}, {"status": 503, "error": "busy", "headers": {"retry-after": "1"}}]))
+
+    def test_script_mode_needs_a_script_and_a_bad_one_is_exit_2(self):
+        bad = self.folder / "bad.json"
+        bad.write_text('[{"status": 200}]', encoding="utf-8")
+        for args, words in ((["--mode", "script"], "--script"), (["--mode", "script", "--script", str(bad)], "第 1 项")):
+            with self.subTest(args=args):
+                proc = subprocess.run([sys.executable, str(ROOT / "project" / "mock_model.py"), *args],
+                                      capture_output=True, text=True, encoding="utf-8", timeout=30)
+                self.assertEqual((proc.returncode, proc.stdout), (2, ""))
+                self.assertIn(words, proc.stderr)
+                self.assertNotIn("Traceback", proc.stderr)
 
 
 class MockAsAnotherClientSeesIt(unittest.TestCase):

@@ -34,10 +34,12 @@ PROGRAMS = {
     "project/app.py": ("ask", "RAG 的步骤顺序是什么？"),
     "project/mock_model.py": ("--port", "0", "--max-seconds", "5"),
     "project/check_loop_guards.py": ("--json",),
+    "project/check_stop_corpus.py": ("--json",),
+    "project/verify_ask.py": ("ask-runs/old",),
 }
 # The maintainers' scripts under tests/ (benchmarks, the Windows-behaviour pass, the mutation check) refuse alike.
-TOOLS = {f"tests/{name}": () for name in ("bench_loop.py", "bench_class.py", "windows_behaviour.py", "mutation.py",
-                                          "measure_costs.py")}
+TOOLS = {f"tests/{name}": () for name in ("bench_loop.py", "bench_class.py", "bench_ask.py", "windows_behaviour.py",
+                                          "mutation.py", "measure_costs.py")}
 OLD_VERSIONS = ("3.6", "3.7", "3.8", "3.9", "3.10")  # parse the programs; refused in one line
 NO_PYTHON_3 = "2.7"  # cannot parse them: Python's own SyntaxError
 # A program's usage, then each command of the notes assistant's.

@@ -6,8 +6,13 @@ run where the history is whole (before a request, or after every call of a round
 result), so a stop never leaves an assistant tool call without its result. A guard stop
 (GUARD_STOPS) appends one assistant message saying why, so both the person and the model see it
 next time; an API failure or an interrupt appends nothing more. The rules are written out in
-docs/assistant/DESIGN.md. Shared with: `app.py` and `check_loop_guards.py` (run_question,
-Limits, Outcome), `cycle` (the detector), `history` (validity, reminders), `budget`.
+docs/assistant/DESIGN.md. What happens is told to `on_event(kind, data)` as it happens, in this order per
+round: "request" {turn}, "reply" {turn, finish_reason, content, tool_calls (as sent back)}, "tool_call" and
+"tool_result" {id, name, ..., state: done|interrupted|not_run} per call, "round" {turn, failures, cycle_period,
+repeat_seen, reminded}, "reminder"; "refused" {turn, bound, used} when the token budget did not admit a
+request; "stop" {stop, turns} last. The question's recorder (`record.py`) keeps them. Shared with: `app.py` and
+`check_loop_guards.py` (run_question, Limits, Outcome), `cycle` (the detector), `history` (validity,
+reminders), `budget`.
 """
 import json
 from dataclasses import dataclass, field
@@ -111,14 +116,17 @@ def run_question(model, history: list, question: str, *, limits=None, tool_runne
         choice = ask_model(state)
         if isinstance(choice, Outcome):
             return choice
-        calls = _normalized_calls((choice.get("message") or {}).get("tool_calls"), state.turns, history)
+        message = choice.get("message") or {}
+        calls = _normalized_calls(message.get("tool_calls"), state.turns, history)
+        state.notify("reply", {"turn": state.turns, "finish_reason": choice.get("finish_reason"),
+                               "content": message.get("content"), "tool_calls": calls})
         stopped = check_finish_reason(state, choice) or answer_without_calls(state, choice, calls)
         if stopped:
             return stopped
         results = run_round(state, choice, calls)
         if isinstance(results, Outcome):
             return results
-        stopped = check_failures(state, results) or check_cycle(state, calls, results)
+        stopped = check_round(state, calls, results)
         if stopped:
             return stopped
 
@@ -137,6 +145,7 @@ def ask_model(state):
     try:
         return state.model.complete(state.history, state.tools, budget=state.budget)
     except BudgetExceeded as exc:
+        state.notify("refused", {"turn": state.turns, "bound": exc.bound, "used": exc.budget.used})
         if not exc.retries:
             state.turns -= 1  # this request was never sent: it is not a round trip
         return state.stop("token_budget", _budget_message(state, exc))
@@ -216,26 +225,26 @@ def run_round(state, choice, calls):
     return results
 
 
-def check_failures(state, results):
-    """tool_failures: consecutive rounds whose calls all failed (a round with a success resets)."""
+def check_round(state, calls, results):
+    """After a round whose every call has its result: count it, report the counters ("round"), then stop with
+    tool_failures (it wins when both fire), no_progress, or add the one reminder."""
     state.failures = state.failures + 1 if all(is_error for _, is_error in results) else 0
-    if state.failures >= state.limits.max_tool_failures:
-        return state.stop("tool_failures", f"已停止：工具连续 {state.failures} 轮全部失败（第 {state.turns} 轮），"
-                                           "请换个方式再试。")
-    return None
-
-
-def check_cycle(state, calls, results):
-    """no_progress at the repeats-th repeat of a block; one reminder the first time it is seen one repeat earlier."""
     detector = state.detector
     period = detector.add(round_signature(calls, results))
+    warn_at = detector.repeats - 1
+    seen = detector.repeating(warn_at) if warn_at >= 2 else None  # a block seen one repeat before the stop
+    failed = state.failures >= state.limits.max_tool_failures
+    remind = seen is not None and not state.reminded and not failed and not period
+    state.notify("round", {"turn": state.turns, "failures": state.failures, "cycle_period": period,
+                           "repeat_seen": seen, "reminded": remind})
+    if failed:
+        return state.stop("tool_failures", f"已停止：工具连续 {state.failures} 轮全部失败（第 {state.turns} 轮），"
+                                           "请换个方式再试。")
     if period:
         return state.stop("no_progress", f"已停止：第 {state.turns} 轮发现原地打转：{detector.describe_block(period)}"
                                          f"（每 {period} 轮一个循环，已连续重复 {detector.repeats} 次，结果也没有变化）。"
                                          + state.start_over())
-    warn_at = detector.repeats - 1
-    seen = detector.repeating(warn_at) if warn_at >= 2 and not state.reminded else None
-    if seen:
+    if remind:
         state.reminded = True
         state.history.append({"role": "user", "content": reminder_text(detector, seen, warn_at)})
         state.notify("reminder", {"turn": state.turns, "period": seen})
@@ -269,18 +278,20 @@ def _run_calls(calls, tool_runner, notify):
     """(content, is_error) for every call in order; after a Ctrl-C the rest are marked not run."""
     results, interrupted = [], False
     for call in calls:
-        if interrupted:
-            results.append((TOOL_NOT_RUN, True))
-            continue
         name, arguments = call["function"]["name"], call["function"]["arguments"]
-        try:
-            notify("tool_call", {"id": call["id"], "name": name, "arguments": arguments})
-            content, is_error = tool_runner(name, arguments)
-        except KeyboardInterrupt:
-            interrupted = True
-            content, is_error = TOOL_INTERRUPTED, True
-        except Exception as exc:  # a broken runner still owes the call a result
-            content, is_error = crash_message(name, exc), True
+        if interrupted:
+            content, is_error, state = TOOL_NOT_RUN, True, "not_run"
+        else:
+            state = "done"
+            try:
+                notify("tool_call", {"id": call["id"], "name": name, "arguments": arguments})
+                content, is_error = tool_runner(name, arguments)
+            except KeyboardInterrupt:
+                interrupted = True
+                content, is_error, state = TOOL_INTERRUPTED, True, "interrupted"
+            except Exception as exc:  # a broken runner still owes the call a result
+                content, is_error = crash_message(name, exc), True
         results.append((content, is_error))
-        notify("tool_result", {"id": call["id"], "name": name, "is_error": is_error, "content": content})
+        notify("tool_result", {"id": call["id"], "name": name, "is_error": is_error, "content": content,
+                               "state": state})
     return results, interrupted

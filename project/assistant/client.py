@@ -10,9 +10,17 @@ called every `progress_every` seconds. Every request carries `max_tokens` and
 `x-stainless-retry-count`. Sleep, randomness and the clocks are injected so tests never wait.
 A Ctrl-C during a wait before a retry carries `waiting_to_retry` = (retry number, wait, server's
 hint or None), so the stop message can say what was being waited for.
+Each HTTP attempt can be watched (`on_attempt(kind, data)`, None by default: then nothing is hashed or
+timed for it): "before" just before it is sent (data: retry, wait, start, limit, body_sha256, body_bytes;
+an exception raised here, e.g. a caller's own budget of API calls, keeps it unsent and leaves `complete`),
+"after" however it ended (the same dict, completed: end, connected, status, error, retry_after,
+retry_after_ms, should_retry, received_at, usage, charged), and "gave_up" {why, wait, left} when no
+further attempt is made. Offsets (`offset()`) count from the question's start, the deadline's. With
+`run_id` set, every request carries `x-question-run: <run_id>`.
 Shared with: `config` (defaults), `errors` (what is raised), `budget`, `retry`, `transport`.
 """
 import contextlib
+import hashlib
 import json
 import random as random_module
 import threading
@@ -21,7 +29,7 @@ import urllib.parse
 
 from . import config, errors
 from .budget import BudgetExceeded, TokenBudget
-from .retry import plan_retry
+from .retry import lower_keys, plan_retry
 from .transport import Attempt, post_json
 
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
@@ -55,10 +63,16 @@ class ChatClient:
         self.requests = 0
         self.usage = dict.fromkeys(USAGE_KEYS, 0)
         self.retry_log = []
+        self.on_attempt = None  # called (kind, data) around each HTTP attempt; see the module's docstring
+        self.run_id = None  # the question record's id, sent as x-question-run
 
     def start_question(self):
         """Start a question's deadline: every attempt, wait and tool from now on counts (`run_question` calls it)."""
         self._ends = self._clock() + self.deadline
+
+    def offset(self) -> float:
+        """Seconds since the question started (0 before it has)."""
+        return 0.0 if self._ends is None else self._clock() - (self._ends - self.deadline)
 
     def time_left(self) -> float:
         if self._ends is None:  # used without run_question: the question starts with its first request
@@ -74,7 +88,8 @@ class ChatClient:
         body = _encoded(self._payload(messages, tools))
         budget = budget if budget is not None else TokenBudget()
         bound = len(body) + self.max_tokens
-        retries, last = 0, None
+        body_sha256 = hashlib.sha256(body).hexdigest() if self.on_attempt else None
+        retries, last, wait = 0, None, 0.0
         while True:
             try:
                 budget.admit(bound)
@@ -83,23 +98,31 @@ class ChatClient:
                 raise
             left = self.time_left()
             if left <= 0:
+                self._gave_up("deadline", None, left)
                 raise errors.DeadlineReached(self.deadline, last)
+            info = {"retry": retries, "wait": wait, "start": self.offset(), "limit": min(self.timeout, left),
+                    "body_sha256": body_sha256, "body_bytes": len(body)}
             try:
                 with self._progress("等待模型回应"):
-                    return self._attempt(body, retries, budget, bound, min(self.timeout, left))
+                    return self._watched(body, retries, budget, bound, info)
             except errors.APIError as exc:
                 last = exc
                 exc.retries = retries
-                plan = plan_retry(retries, self.max_retries, exc.status, exc.headers, self._random, self._now)
+                received = info.get("received_at") or self._now()  # an HTTP date counts from the reply's arrival
+                plan = plan_retry(retries, self.max_retries, exc.status, exc.headers, self._random, lambda: received)
                 left = self.time_left()
                 if isinstance(exc, errors.APITimeoutError) and left <= 0:
+                    self._gave_up("deadline", None, left)
                     raise errors.DeadlineReached(self.deadline, exc) from None  # the deadline cut this attempt
                 if plan.wait is None:
                     exc.asked_wait = plan.asked
+                    self._gave_up("limit" if retries >= self.max_retries else
+                                  "retry_after_cap" if plan.asked else "not_retryable", plan.asked, left)
                     raise
                 if plan.wait >= left:  # waiting would end past the deadline: say so now instead
+                    self._gave_up("deadline", plan.wait, left)
                     raise errors.DeadlineReached(self.deadline, exc, plan.wait, left) from None
-                retries += 1
+                retries, wait = retries + 1, plan.wait
                 self.retry_log.append((retries, plan.wait))
                 if self.on_retry:
                     self.on_retry(retries, plan.wait, plan.asked, exc)
@@ -109,6 +132,25 @@ class ChatClient:
                 except KeyboardInterrupt as interrupt:  # the person is told it was waiting to retry, not for a reply
                     interrupt.waiting_to_retry = (retries, plan.wait, plan.asked)
                     raise
+
+    def _watched(self, body, retries, budget, bound, info):
+        """One attempt (`_attempt`), told to `on_attempt` before it is sent and after it ends, however it ends."""
+        if self.on_attempt is None:
+            return self._attempt(body, retries, budget, bound, info)
+        self.on_attempt("before", info)
+        try:
+            return self._attempt(body, retries, budget, bound, info)
+        except BaseException as exc:  # a Ctrl-C in flight too: what happened to the request is unknown
+            info["error"] = errors.error_kind(exc)
+            info.update(_hints(getattr(exc, "headers", None)))
+            raise
+        finally:
+            info["end"] = self.offset()
+            self.on_attempt("after", info)
+
+    def _gave_up(self, why, wait, left):
+        if self.on_attempt is not None:
+            self.on_attempt("gave_up", {"why": why, "wait": wait, "left": left})
 
     @contextlib.contextmanager
     def _progress(self, what):
@@ -135,19 +177,26 @@ class ChatClient:
             payload["tools"] = tools
         return payload
 
-    def _attempt(self, body, retries, budget, bound, seconds):
-        """One HTTP request of at most SECONDS, charged to the budget; the choice, or the matching APIError."""
+    def _attempt(self, body, retries, budget, bound, info):
+        """One HTTP request of at most info["limit"] seconds, charged to the budget (what it was charged goes into
+        INFO, with its status and usage); the choice, or the matching APIError."""
         headers = {"Content-Type": "application/json", "Accept": "application/json",
                    "Authorization": f"Bearer {self.api_key}", "x-stainless-retry-count": str(retries),
                    "User-Agent": "lesson14-notes-assistant/2"}
-        attempt = Attempt(seconds, self._clock)
+        if self.run_id:
+            headers["x-question-run"] = self.run_id
+        attempt = Attempt(info["limit"], self._clock)
+        info.update(connected=False, status=None, error=None, received_at=None, usage=None,
+                    charged={"tokens": 0, "estimated": False}, **_hints(None))
         self.requests += 1
         try:
             reply = self._send(self.url, body, headers, attempt)
         except (KeyboardInterrupt, errors.APIError):
+            info["connected"] = attempt.connected
             if attempt.connected:  # the server may have worked on it: its use is unknown
-                budget.charge(bound, estimated=True)
+                _charge(budget, info, bound, estimated=True)
             raise
+        info.update(connected=True, status=reply.status, received_at=self._now())
         if not 200 <= reply.status < 300:  # an error reply generated nothing
             headers = dict(reply.headers)
             if headers.get("location"):  # a relative redirect target is said in full
@@ -157,22 +206,36 @@ class ChatClient:
         try:
             data = _decode(reply)
         except errors.APIError:  # a 2xx may have been generated and billed: unknown use is not zero
-            budget.charge(bound, estimated=True)
+            _charge(budget, info, bound, estimated=True)
             raise
-        self._charge(data, budget, bound)
+        self._charge(data, budget, bound, info)
         return parse_choice(data)
 
-    def _charge(self, data, budget, bound):
+    def _charge(self, data, budget, bound, info):
         usage = data.get("usage") if isinstance(data, dict) else None
         usage = usage if isinstance(usage, dict) else {}
+        info["usage"] = usage or None
         for key in USAGE_KEYS:
             if _count(usage.get(key)) is not None:
                 self.usage[key] += usage[key]
         total = _count(usage.get("total_tokens"))
         if total is None or total > bound:  # above the bound is not a count the server can have made
-            budget.charge(bound, estimated=True)
+            _charge(budget, info, bound, estimated=True)
         else:
-            budget.charge(total)
+            _charge(budget, info, total)
+
+
+def _charge(budget, info, tokens, estimated=False):
+    """Charge TOKENS to the question's budget, and say so in the attempt's INFO."""
+    budget.charge(tokens, estimated)
+    info["charged"] = {"tokens": tokens, "estimated": estimated}
+
+
+def _hints(headers) -> dict:
+    """The retry hints a failed attempt's headers gave the client (None where absent), as the record keeps them."""
+    headers = lower_keys(headers)
+    return {"retry_after": headers.get("retry-after"), "retry_after_ms": headers.get("retry-after-ms"),
+            "should_retry": headers.get("x-should-retry")}
 
 
 def _encoded(payload) -> bytes:

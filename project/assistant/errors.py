@@ -7,7 +7,8 @@ the network classes), `client` (raises the status and reply classes), `agent` (t
 into the stop reasons `api_error` / `context_full`). A server's own words or an exception's
 raw text only ever appear inside a Chinese sentence that says what happened; the raw text is
 kept in `detail` for the machine-readable line. `failure_kind` names a failure for the retry
-line on stderr (app), `shortened` cuts any quoted text for a sentence (client, app).
+line on stderr (app), `shortened` cuts any quoted text for a sentence (client, app), `error_kind` names it
+for a question record (client).
 """
 
 import urllib.parse
@@ -129,6 +130,19 @@ class NotJSONError(ReplyError):
 
 class EmptyReplyError(ReplyError):
     """A completion with no text (none or only whitespace) and no tool calls: not an answer."""
+
+
+# A failed attempt's kind as a question record names it (one word each, most specific class first).
+ERROR_KINDS = ((APITimeoutError, "timeout"), (IncompleteResponseError, "incomplete"),
+               (MalformedResponseError, "incomplete"), (APIConnectionError, "connection"),
+               (ContextLengthError, "context_length"), (APIStatusError, "status"),
+               (ServerReportedError, "error_object"), (NotJSONError, "not_json"),
+               (EmptyChoicesError, "empty_choices"), (ReplyError, "bad_reply"))
+
+
+def error_kind(exc) -> str:
+    """The record's word for what ended an attempt: ERROR_KINDS, or "unknown" (a Ctrl-C in flight, a defect)."""
+    return next((kind for cls, kind in ERROR_KINDS if isinstance(exc, cls)), "unknown")
 
 
 _STATUS_CLASSES = {400: BadRequestError, 401: AuthenticationError, 402: InsufficientBalanceError,
