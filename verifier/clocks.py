@@ -91,7 +91,8 @@ def child_problems(record, durations):
     for number, entry in enumerate(record["attempts"], 1):
         duration = durations.get(number)
         finished = entry["finished_offset"] if entry["finished_offset"] is not None else end
-        if not is_reading(duration) or finished is None or round(duration - finished + entry["started_offset"], 3) <= COARSE:
+        known = is_reading(duration) and finished is not None
+        if not known or round(duration - finished + entry["started_offset"], 3) <= COARSE:
             continue
         span = f"{shown(entry['started_offset'])} 到 {shown(finished)}，{finished - entry['started_offset']:.3f} 秒"
         problems.append(f"第 {number} 次尝试的子运行自己的单调时钟量得它运行了 {shown(duration)} 秒，比这次尝试的两个读数之间"
