@@ -1,16 +1,17 @@
-"""The loop verifier's own copy of the rules, and how it reads a loop record and its shape.
+"""The loop verifier's own copy of the rules, and how it reads a loop record.
 
-Part of verify_loop (the command line); verifier/check.py judges one loop with what is here (its clocks
-with verifier/clocks.py) and classroom/check.py a whole class. Nothing here imports loop_lab.py, harness.py,
-export_review.py or machinery/: the checked programs never vouch for themselves. The rules are written from
-docs/harness/TASK.md and docs/loop/TASK.md: the watched-file lists (`WATCHED_FILES`, `LOOP_FILES`; a
-test compares them with the document), the name rule, the scenario table, the file hashing and the
-combined fingerprint, the timestamp format and the shape of a loop-run/3 record. Evidence is read as
-hostile input: every path is looked at (lstat) before it is opened, only a plain file is read, and
-only up to its cap. What it shares: cli.py's plumbing (capped reads of plain files, strict record
-parsing, line-end helpers, paths shown from the current folder), verify_harness.undo_transport (which
-changes of a whole file a transport makes), so both verifiers forgive the same ones, and verify_harness.Course
-(the reference course files read once, so a loop and its children are judged against the same reading).
+Part of verify_loop (the command line); verifier/check.py judges one loop with what is here (each field with
+verifier/shape.py, its clocks with verifier/clocks.py) and classroom/check.py a whole class. Nothing here imports
+loop_lab.py, harness.py, export_review.py or machinery/: the checked programs never vouch for themselves. The rules
+are written from docs/harness/TASK.md and docs/loop/TASK.md: the watched-file lists (`WATCHED_FILES`, `LOOP_FILES`;
+a test compares them with the document), the name rule, the scenario table, the file hashing and the combined
+fingerprint, the timestamp format, the fields of today's record schema (`CURRENT`, loop-run/4) and of each older one
+(`OLD_SCHEMAS`). Evidence is read as hostile input: every path is looked at (lstat) before it is opened, only a
+plain file is read, and only up to its cap. What it shares: cli.py's plumbing (capped reads of plain files, strict
+record parsing, line-end helpers, paths shown from the current folder, what is shown escaped),
+verify_harness.undo_transport (which changes of a whole file a transport makes), so both verifiers forgive the same
+ones, and verify_harness.Course (the reference course files read once, so a loop and its children are judged
+against the same reading).
 """
 import hashlib
 import json
