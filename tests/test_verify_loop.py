@@ -1222,13 +1222,13 @@ def fingerprint_of(entries):
 
 def as_v3_record(rec):
     """REC as the previous workspace wrote it (loop-run/3): no segments, no reading in its decisions, the older
-    loop_lab.py that wrote it in its fingerprint of the 22 files."""
+    loop_lab.py that wrote it in its fingerprint of the 22 files (it could not resume: no machinery/resume.py)."""
     rec["schema"] = "loop-run/3"
     del rec["segments"]
     for attempt in rec["attempts"]:
         if attempt["decision"]:
             del attempt["decision"]["decided_offset"]
-    entries = dict(rec["context"]["entries"])
+    entries = {rel: sha for rel, sha in rec["context"]["entries"].items() if rel != "machinery/resume.py"}
     entries["loop_lab.py"] = hashlib.sha256(b"# loop-run/3's loop_lab.py\n").hexdigest()
     rec["context"] = {"files": 22, "fingerprint": fingerprint_of(entries), "entries": entries}
 

@@ -23,7 +23,8 @@ from verifier.older import old_child_finding, old_record_problems, old_shape_pro
 from verifier.outcome import Outcome
 from verifier.records import (CURRENT, MESSAGE_CHARS, OLD_SCHEMAS, PRECISION, SCHEMA, SCRIPT, TOLERANCE, CourseFiles,
                               Workspace, at_most, child_state_text, child_view, disk_key, kind_of, moment, names_said,
-                              one_line, read_record_file, same_files, shown)
+                              one_line, read_record_file, same_files, scripted, shown)
+from verifier.resumed import judgement_problem
 from verifier.shape import shape_problems
 
 
@@ -350,17 +351,34 @@ class LoopCheck(Outcome):
                                       f"请看看 {self.folder} 里还剩什么；这个名称已用过，请用新名称重新运行。")
 
     def check_attempt(self, number, entry):
-        """Compares one attempt with its child run; returns the child's (candidate+error key, status)."""
+        """Compares one attempt with its child run; returns the child's (candidate+error key, status): status "unknown"
+        for an attempt a resume judged so, and its child, if any, stays evidence, checked as such."""
         child_run, state = entry["child_run"], entry["state"]
         self.check_candidate(number, entry["candidate"])
         child_name = Path(child_run).name
+        judged = entry.get("resume")
         if child_name not in self.workspace.runs():
+            if judged and not self.children_unknown():
+                problem = judgement_problem(number, entry, None, self.show(child_run))
+                if problem:
+                    self.verdict.fail(problem)
+                return None, "unknown" if state == "unknown" else None
             self.child_missing(number, child_run, state)
             return None, None
         child_dir = self.workspace.root / child_run
         child = child_view(child_dir)
         self.keep_round(number, child=child)
         self.child_times.append((number, child_run, child["started_at"], child["finished_at"], child["duration"]))
+        problem = judged and judgement_problem(number, entry, child, self.show(child_run))
+        if problem:
+            self.verdict.fail(problem)
+        if judged and state == "unknown":  # kept as evidence: an edit of it fails, what it left is no longer open
+            verdict = verify_harness.verify_run(child_dir, course_root=self.reference())
+            self.keep_round(number, verdict=verdict)
+            if verdict["result"] == "fail":
+                self.verdict.fail(f"第 {number} 次尝试（续跑时判断为 unknown）的子运行 {self.show(child_run)} 没有通过独立核对："
+                                  f"{verdict_said(verdict)}它是留下的证据，被改动过。")
+            return child["key"], "unknown"
         if state != "done":
             self.check_unfinished_child(number, entry, child_dir, child)
             return child["key"], child["status"]
@@ -383,10 +401,13 @@ class LoopCheck(Outcome):
             f"请核对 {self.show(child_run)}/ 里实际留下的输入与产物，不能认定这次动作没做。")
 
     def check_candidate(self, number, candidate):
-        script = SCRIPT[self.record["scenario"]]
-        if number > len(script) or candidate["sample"] != script[number - 1]:
-            self.verdict.fail(f"第 {number} 次尝试的候选 {candidate['sample']} 不是情景 {self.record['scenario']} "
-                              f"的脚本会提出的（脚本依次为：{'、'.join(script) or '不导出'}）。")
+        """The candidate is the script's choice given the feedback recorded before it (compared with the children)."""
+        scenario = self.record["scenario"]
+        choice = scripted(scenario, [entry["feedback"] for entry in self.record["attempts"][:number - 1]])
+        if candidate["sample"] != choice:
+            self.verdict.fail(f"第 {number} 次尝试的候选 {candidate['sample']} 不是情景 {scenario} 的脚本会提出的"
+                              f"（脚本依次为：{'、'.join(SCRIPT[scenario]) or '不导出'}；根据之前的反馈，这一次是 "
+                              f"{choice or '不导出'}）。")
         if candidate["sha256"] != self.record["context"]["entries"][f"samples/{candidate['sample']}.json"]:
             self.verdict.fail(f"第 {number} 次尝试的候选哈希与循环开始时 samples/{candidate['sample']}.json 的指纹不符。")
 

@@ -10,8 +10,9 @@ glosses of error types and verifier/records.py's copy of the rules (the scenario
 """
 from cli import gloss
 from verifier.clocks import pauses
-from verifier.records import (BLOCKED, CONTINUE, DECISION_STOPS, ROUNDING, UNDECIDED, decision_pair, expected_outcome,
-                              is_number, one_line, shown)
+from verifier.records import (BLOCKED, CONTINUE, DECISION_STOPS, ROUNDING, SCHEMA, UNDECIDED, UNKNOWN_GOES_ON,
+                              decision_pair, expected_outcome, is_number, one_line, shown)
+from verifier.resumed import unknown_count
 
 
 class Outcome:
@@ -55,6 +56,8 @@ class Outcome:
             # spent where only its own steps run is for a person
             for text in pauses(record, self.durations, record["scenario"]):
                 self.verdict.needs_person(text)
+        elif unknown_count(record):
+            return  # an attempt whose outcome a resume found unknown: judged by derivation (above), not by the table
         elif (status, reason, count) != expected_outcome(record["scenario"], budget):
             expected = expected_outcome(record["scenario"], budget)
             self.verdict.fail(
@@ -77,11 +80,14 @@ class Outcome:
         else:
             why = f"循环因意外情况停止（{gloss(record['error_type'])}，error_type {one_line(record['error_type'])}）"
         guide = "对照 loop.json 的 handoff " if record["handoff"] is not None else ""
+        resume = (f"；要接着做，用 loop_lab.py --resume {self.name}（它先做这些核对）或新名称" if record["schema"] == SCHEMA
+                  and record["status"] in ("running", "interrupted") else "")
         if not record["attempts"]:
             return (f"{why}，不能按固定情景的预期判断。循环还没有开始任何尝试，没有子运行：请{guide}核对"
-                    f" {self.show(f'loop-runs/{self.name}/loop.json')} 记下的停止位置，然后用新名称重新运行。")
+                    f" {self.show(f'loop-runs/{self.name}/loop.json')} 记下的停止位置，然后"
+                    + (f"用 loop_lab.py --resume {self.name} 续跑或用新名称重新运行。" if resume else "用新名称重新运行。"))
         return (f"{why}，不能按固定情景的预期判断。请{guide}核对 {self.child_list()} 里实际发生的动作和产物，"
-                "不能认定动作没做，也不要清空重跑。")
+                f"不能认定动作没做，也不要清空重跑{resume}。")
 
     def check_decisions(self, outcomes):
         """Each recorded decision must be one the attempt's evidence supports, by the rules of「每一轮的顺序」."""
@@ -101,6 +107,8 @@ class Outcome:
     def allowed_decisions(self, round_, last):
         """The decisions an honest loop can record for this attempt; None when the evidence cannot say."""
         record, entry = self.record, round_.entry
+        if entry.get("resume") and entry["state"] == "unknown":
+            return {UNKNOWN_GOES_ON}  # a resume found its outcome unknown: it counts, and the loop goes on
         if entry["state"] in ("running", "unknown"):
             return {None}  # cut off before it was decided
         if round_.derived is None:
@@ -151,7 +159,7 @@ def child_stops(outcomes):
     """For each attempt, the stop its child calls for by the lesson's rules; None to go on (or no child)."""
     seen, stops = set(), []
     for key, status in outcomes:
-        if status is None:  # no child record to judge by: already reported
+        if status in (None, "unknown"):  # no child record to judge by (already reported), or an outcome unknown
             stops.append(None)
         elif status == "needs_review":
             stops.append(("needs_review", "mechanical_pass"))
@@ -169,6 +177,8 @@ def derived_decision(entry, child_status, stop):
     """(next, reason) the evidence of one attempt calls for; None when no decision is due or none can be judged."""
     if entry["state"] == "timed_out":
         return "stop", "attempt_timeout"
+    if entry.get("resume") and entry["state"] == "unknown":
+        return UNKNOWN_GOES_ON
     if entry["state"] != "done" or child_status is None:
         return None
     return ("stop", stop[1]) if stop else CONTINUE

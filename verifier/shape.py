@@ -6,10 +6,11 @@ judges each field on its own; how the readings add up is verifier/clocks.py's, a
 its children is verifier/check.py's. It does not import loop_lab.py, harness.py, export_review.py or machinery/;
 what it shares is verifier/records.py's copy of the rules (the schemas, scenarios, stops, name rule, hashing).
 """
-from verifier.records import (BUDGET_KEYS, CHILD_STATUSES, CURRENT, DECISION_STOPS, DECISIONS, HANDOFF_KEYS,
-                              INNER_KEYS, MAX_ATTEMPTS, MAX_READING, MIN_DECISION, RECORD_ID, REASONS, SAMPLES,
-                              SCRIPT, SEGMENT_KEYS, SHA256, TIMEOUT_RANGE, UNDECIDED, combined_fingerprint, is_int,
-                              is_loop_name, is_number, is_reading, moment, one_line, shown)
+from verifier.records import (BUDGET_KEYS, CHILD_STATUSES, CURRENT, DECISION_STOPS, DECISIONS, ENDED_KEYS, ENDINGS,
+                              FOUND, HANDOFF_KEYS, INNER_KEYS, MAX_ATTEMPTS, MAX_READING, MIN_DECISION, RECORD_ID,
+                              REASONS, RESUME_KEYS, RESUMED_KEYS, SAMPLES, SCRIPT, SEGMENT_KEYS, SHA256, TIMEOUT_RANGE,
+                              UNDECIDED, UNKNOWN_GOES_ON, combined_fingerprint, decision_pair, is_int, is_loop_name,
+                              is_number, is_reading, moment, one_line, shown)
 
 
 def decision_problem(where, decision, last, status, keys=CURRENT.decision_keys):
@@ -84,9 +85,11 @@ def field_checks(record, name, schema=CURRENT):
     status, reason, files = record["status"], record["reason"], schema.files
     budget, context, blocked = record["budget"], record["context"], record["blocked_proposal"]
     known_status = type(status) is str and status in REASONS
-    segments = [(segments_ok(record), "segments 是 {segments}：应为循环的单调时钟运行过的一段（从未续跑的循环只有一段），"
+    segments = [(segments_ok(record), "segments 是 {segments}：应为循环的单调时钟运行过的各段（从未续跑的循环只有一段），"
                  "每段有 started_at（UTC 时间）、started_offset（第一段是 0）、wall_minus_monotonic（与单调时钟原点同时"
-                 "读的日历时间，秒）和 elapsed_seconds；只有刚认领名称、还没有任何读数的 running 记录是空的。", True)
+                 "读的日历时间，秒）和 elapsed_seconds；续跑过的，除最后一段外每段还有 ended（" + "、".join(ENDINGS)
+                 + "）和 lower_bound（只有 killed 是 true），除第一段外每段还有 after_attempt 和 gap_seconds；"
+                 "只有刚认领名称、还没有任何读数的 running 记录是空的。", True)
                 ] if "segments" in schema.keys else []
     return segments + [
         (record["schema"] == schema.name, "schema 是 {schema}，应为 " + schema.name + "。", True),
@@ -220,8 +223,9 @@ def attempt_problem(number, entry, record, schema=CURRENT):
     if type(entry) is not dict or any(key not in entry for key in schema.attempt_keys):
         return f"{where} 缺少字段（应有 {'、'.join(schema.attempt_keys)}）。"
     inner = {"candidate": ("action", "sample", "sha256"), "decision": schema.decision_keys,
-             "timeout": ("seconds", "waited_seconds", "inventory")}
-    unknown = unknown_fields_problem(where, entry, schema.attempt_keys, inner, schema.name)
+             "timeout": ("seconds", "waited_seconds", "inventory"), "resume": RESUME_KEYS}
+    optional = ("resume",) if schema is CURRENT else ()  # written only at a resume, on the attempt it judged
+    unknown = unknown_fields_problem(where, entry, schema.attempt_keys + optional, inner, schema.name)
     if unknown:
         return unknown
     if not is_int(entry["attempt"]) or entry["attempt"] != number or entry["child_run"] != f"runs/{name}-{number:02d}":
@@ -233,18 +237,49 @@ def attempt_problem(number, entry, record, schema=CURRENT):
         return f"{where} 的 candidate 应为 export 一个已知样例，并带 sha256。"
     if feedback is not None and (type(feedback) is not dict or sorted(feedback) != ["error_type", "message"]):
         return f"{where} 的 feedback 应为 null 或 {{error_type, message}}。"
+    judged = entry.get("resume")
+    problem = judged_problem(where, judged, state)
+    if problem:
+        return problem
     allowed_states = {"done": True, "running": last and status == "running",
-                      "unknown": last and status in ("interrupted", "needs_human"),
+                      "unknown": bool(judged) or (last and status in ("interrupted", "needs_human")),
                       "timed_out": last and status in ("interrupted", "needs_human")}
     if type(state) is not str or not allowed_states.get(state, False):
         return (f"{where} 的 state 是 {shown(state)}：只有最后一次尝试可以是 running（记录仍在进行）、"
-                "unknown（被中断或意外停止）或 timed_out（超过单次时限）。")
+                "unknown（被中断或意外停止）或 timed_out（超过单次时限），续跑判断过的尝试可以是 unknown。")
     finished_child = entry["status"] in CHILD_STATUSES and entry["status"] != "running"
     if (state == "done") != finished_child or (state != "done" and entry["status"] is not None):
         return f"{where} 的 status 是 {shown(entry['status'])}，与 state {shown(state)} 不配。"
     return (attempt_times_problem(where, entry)
             or decision_problem(where, entry["decision"], last, status, schema.decision_keys)
+            or unknown_decision_problem(where, entry)
             or timeout_problem(where, entry, record["budget"]))
+
+
+def judged_problem(where, judged, state):
+    """A resume's judgement of the attempt in flight (`resume`, loop-run/4): what it found, the child's status it read,
+    the segment (from 1) whose resume made it; and the state it leaves: unknown without a complete child, done when
+    adopted, as it was for an attempt that had finished."""
+    if judged is None:
+        return None
+    if not (type(judged) is dict and sorted(judged) == sorted(RESUME_KEYS) and judged["found"] in FOUND
+            and (judged["run_status"] is None or judged["run_status"] in CHILD_STATUSES)
+            and is_int(judged["segment"]) and judged["segment"] >= 2):
+        return (f"{where} 的 resume 是 {shown(judged)}：应为 {{{', '.join(RESUME_KEYS)}}}，found 是 "
+                f"{'、'.join(FOUND)} 之一，run_status 是子运行 run.json 的状态或 null，segment 是做判断的那一段（从 2 起）。")
+    if state not in ((FOUND[judged["found"]],) if FOUND[judged["found"]] else ("done", "timed_out")):
+        return (f"{where} 的 state 是 {shown(state)}，而 resume.found 是 {judged['found']}：没有做完的子运行（no_child、"
+                "partial_child）记为 unknown，采用的（complete_child）记为 done，已经做完的（finished_undecided）保持原样。")
+    return None
+
+
+def unknown_decision_problem(where, entry):
+    """An attempt a resume judged unknown goes on as `continue/outcome_unknown`; no other attempt is decided so."""
+    judged_unknown = bool(entry.get("resume")) and entry["state"] == "unknown"
+    if judged_unknown == (decision_pair(entry["decision"]) == UNKNOWN_GOES_ON):
+        return None
+    return (f"{where} 的 decision 是 {shown(entry['decision'])}：续跑判断为 unknown 的尝试（计一次，没有反馈）决定 "
+            "continue/outcome_unknown，别的尝试从不这样决定。")
 
 
 def attempt_times_problem(where, entry):
@@ -265,15 +300,24 @@ def attempt_times_problem(where, entry):
 
 def segments_ok(record):
     """The stretches of monotonic clock the record's readings were taken on. A loop never resumed runs in one, its
-    origin read right after the first record; the first record itself, written before that, has none yet."""
+    origin read right after the first record; the first record itself, written before that, has none yet. Each
+    resume adds one (verifier/resumed.py): the one before says how it ended, the new one what it began after."""
     segments = record["segments"]
     if segments == []:
         return record["status"] == "running" and record["attempts"] == [] and record["elapsed_seconds"] == 0
-    if type(segments) is not list or len(segments) != 1:  # only a resume would add another
+    if type(segments) is not list:
         return False
-    segment = segments[0]
-    return (type(segment) is dict and sorted(segment) == sorted(SEGMENT_KEYS)
-            and moment(segment["started_at"]) is not None
-            and is_reading(segment["started_offset"]) and segment["started_offset"] == 0
+    last = len(segments) - 1
+    return all(segment_ok(segment, k, last) for k, segment in enumerate(segments))
+
+
+def segment_ok(segment, k, last):
+    keys = SEGMENT_KEYS + (ENDED_KEYS if k < last else ()) + (RESUMED_KEYS if k > 0 else ())
+    if not (type(segment) is dict and sorted(segment) == sorted(keys) and moment(segment["started_at"]) is not None
+            and is_reading(segment["started_offset"]) and (k > 0 or segment["started_offset"] == 0)
             and is_number(segment["wall_minus_monotonic"]) and segment["wall_minus_monotonic"] >= 0
-            and is_reading(segment["elapsed_seconds"]))
+            and is_reading(segment["elapsed_seconds"])):
+        return False
+    ended = k == last or (segment["ended"] in ENDINGS and segment["lower_bound"] is (segment["ended"] == "killed"))
+    return ended and (k == 0 or (is_int(segment["after_attempt"]) and 0 <= segment["after_attempt"] <= MAX_ATTEMPTS
+                                 and is_number(segment["gap_seconds"]) and abs(segment["gap_seconds"]) <= MAX_READING))
