@@ -234,8 +234,8 @@ class Index:
                 return True
             if len(term) == 2:
                 words.append(term)
-        return any(_apart([term for term in words if held.intersection(alternatives(term))])
-                   for held in self.sentence_terms[note.id])
+        return any(_apart([term for term in words if sentence.intersection(alternatives(term))])
+                   for sentence in self.sentence_terms[note.id])
 
     def known(self, term):
         return any(other in self.idf for other in alternatives(term))
