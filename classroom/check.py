@@ -89,6 +89,7 @@ class Checked:
                  reasons(self.refused, counted, self.copies, missing, course_label))
         self.reasons = [Reason(text) if type(text) is str else text for text in at_most(found)]  # then "…以及另外 K 条"
         self.notes = [*earlier_note(self.earlier), *(cut_short_note(loop) for loop in self.loops if loop["cut_short"]),
+                      *(resumed_note(loop) for loop in self.loops if loop["resumed"] and not loop["cut_short"]),
                       *(orphan_note(*orphan) for orphan in self.orphans)]
         self.row = {"student": self.student, "id": self.student_id, "result": self.result(counted, missing),
                     "cases": cases, "loops": len(self.loops), "problems": [reason.text for reason in self.reasons]}
@@ -181,7 +182,8 @@ def loop_summary(check, course, relative):
     summary.update(folder=relative(result["folder"]), paths=[relative(path) for path in result["paths"]],
                    problems=[relative(problem) for problem in result["problems"]],
                    notes=[relative(note) for note in result.get("notes", [])])
-    summary["case"] = case_of(summary)
+    summary["resumed"] = resumes(check.record)
+    summary["case"] = None if summary["resumed"] else case_of(summary)  # a resumed loop is none of the six cases
     # an older version's files differ from the teacher's of course: the check judged the loop on them instead
     seen = changed_course_files(check.record, course) if result["result"] != "pass" and not check.version else ()
     summary["course"], summary["course_seen"] = tuple(rel for rel, _ in seen), seen
@@ -206,6 +208,12 @@ def cut_short(check):
     if not all(note == expected or CUT_OFF_ATTEMPT.match(note) for note in check.verdict.notes):
         return None
     return f"{record['status']}/{record['reason']}"
+
+
+def resumes(record):
+    """How many times a record of today's schema was resumed (its segments after the first); 0 for any other."""
+    segments = record.get("segments") if type(record) is dict and record.get("schema") == SCHEMA else None
+    return len(segments) - 1 if type(segments) is list and len(segments) > 1 else 0
 
 
 def changed_course_files(record, course):
@@ -311,6 +319,11 @@ def earlier_note(earlier):
 def cut_short_note(loop):
     return (f"{loop['folder']} 停在 {loop['cut_short']}（中断或单次超时），记录与证据一致：不计入任何情景，"
             "也不影响结果。")
+
+
+def resumed_note(loop):
+    return (f"{loop['folder']} 续跑过 {loop['resumed']} 次（loop_lab.py --resume，{loop['result']}）：续跑的循环不计入任何情景，"
+            "也不代替它；要计入情景，请用新名称重新运行一次。")
 
 
 def orphan_note(loop_folder, children):

@@ -378,6 +378,8 @@ class LoopCheck(Outcome):
             if verdict["result"] == "fail":
                 self.verdict.fail(f"第 {number} 次尝试（续跑时判断为 unknown）的子运行 {self.show(child_run)} 没有通过独立核对："
                                   f"{verdict_said(verdict)}它是留下的证据，被改动过。")
+            if child["status"] is not None:  # its first run.json names its run, sample and input as the attempt does
+                self.compare_with_child(number, dict(entry, status=child["status"]), child_name, child)
             return child["key"], "unknown"
         if state != "done":
             self.check_unfinished_child(number, entry, child_dir, child)

@@ -188,7 +188,7 @@ def said(pair):
     """A decision as a person reads it."""
     if pair is None:
         return "没有决定（null）"
-    return "继续（continue/first_failure）" if pair == CONTINUE else f"停止（stop/{pair[1]}）"
+    return f"继续（continue/{pair[1]}）" if pair[0] == "continue" else f"停止（stop/{pair[1]}）"
 
 
 def boundary_stop(record, count):

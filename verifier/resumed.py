@@ -13,7 +13,7 @@ verifier/shape.py checks each of these fields on its own; verifier/clocks.py pla
 verifier/check.py asks `judgement_problem` of each judged attempt. It imports nothing of loop_lab.py, harness.py,
 export_review.py or machinery/; it shares verifier/records.py's copy of the rules.
 """
-from verifier.records import CHILD_STATUSES, ROUNDING, shown
+from verifier.records import CHILD_STATUSES, shown
 
 FINISHED = tuple(status for status in CHILD_STATUSES if status != "running")
 
@@ -41,7 +41,8 @@ class Segments:
         return self.list[k]["started_offset"]
 
     def end(self, k):
-        return self.list[k]["started_offset"] + self.list[k]["elapsed_seconds"]
+        """The last reading of segment K, to the 3 decimals the loop records readings with."""
+        return round(self.list[k]["started_offset"] + self.list[k]["elapsed_seconds"], 3)
 
     def resumed(self):
         return len(self.list) > 1
@@ -59,13 +60,13 @@ def segment_problems(record):
     plan, problems = Segments(record), []
     for k in range(1, len(plan.list)):
         before, segment = plan.list[k - 1], plan.list[k]
-        if abs(segment["started_offset"] - (before["started_offset"] + before["elapsed_seconds"])) > ROUNDING:
+        if segment["started_offset"] != plan.end(k - 1):  # the loop adds them up to 3 decimals, as here
             problems.append(f"segments[{k}] 的 started_offset（{shown(segment['started_offset'])}）不等于上一段的 "
                             f"started_offset 加 elapsed_seconds（{shown(before['started_offset'])} + "
                             f"{shown(before['elapsed_seconds'])}）：续跑从上一段最后的读数接着计时，各段首尾相接，"
                             "段的时间被改动过。")
         gap = segment["wall_minus_monotonic"] - before["wall_minus_monotonic"]
-        if abs(segment["gap_seconds"] - gap) > 2 * ROUNDING:
+        if segment["gap_seconds"] != round(gap, 3):
             problems.append(f"segments[{k}] 的 gap_seconds（{shown(segment['gap_seconds'])}）不是这一段与上一段"
                             f"wall_minus_monotonic 之差（{gap:.3f}）：两段之间的日历时间间隔就是这个差，记录被改动过。")
         if plan.after[k] < plan.after[k - 1] or plan.after[k] > len(record["attempts"]):
@@ -86,7 +87,7 @@ def judged_problems(plan, number, entry):
     if not 1 <= k < len(plan.list) or plan.after[k] != number or plan.started_in(number) >= k:
         return [f"第 {number} 次尝试的 resume 说它在第 {shown(judged['segment'])} 段开始时被判断，而那一段开始时它不是"
                 "进行中的最后一次尝试（或没有这一段）：续跑只判断它找到的那一次尝试，尝试被重新编号、删除，或记录被改动过。"]
-    if judged["found"] == "complete_child" and abs(entry["finished_offset"] - plan.end(plan.started_in(number))) > ROUNDING:
+    if judged["found"] == "complete_child" and entry["finished_offset"] != plan.end(plan.started_in(number)):
         return [f"第 {number} 次尝试是续跑时采用的子运行，它的 finished_offset（{shown(entry['finished_offset'])}）应是它所在"
                 f"那一段的结束读数（{plan.end(plan.started_in(number)):.3f}，一个上限）：记录被改动过。"]
     return []
