@@ -2,6 +2,7 @@
 
     python3 loop_lab.py --run NAME --scenario repair|stuck|semantic|permission|slow
                         [--max-attempts 1..5] [--max-seconds 0..300] [--attempt-timeout 0.1..300]
+    python3 loop_lab.py --resume NAME
 
 `OuterLoop.rounds()` is the lesson's flowchart, one numbered step per call, as in docs/loop/TASK.md
 「每一轮的顺序」: 1 budget, 2 proposal, 3 scope, 4 fresh child, 5 independent check, then the decision,
@@ -11,13 +12,14 @@ termination, unexpected exceptions and a record that cannot be saved are raised.
 author's scripted choosers (data, not a model), so every stop can be reproduced exactly. The record,
 `loop-runs/NAME/loop.json`, is written atomically when the name is claimed, before and after every attempt
 and at the end. Budgets and the order of events are judged on the monotonic clock; `*_at` times are wall-clock.
+A resume (step 0,「续跑」) checks first, judges the attempt in flight once, and goes on in a new clock segment.
 
 The machinery is in machinery/, each module saying what it guarantees: executor.py (with `--attempt-timeout`
 an attempt runs in a process of its own, ended within S + grace), interrupts.py (Ctrl-C and termination),
-arguments.py (the command line, names already used), progress.py (the lines on stderr). Shared: harness.py runs
-each child and lends the watched files, samples, name rule and fingerprint; verify_harness.py checks each child;
-cli.py is the plumbing. `run_loop()` is the in-process entry (clocks, sleep, child runner and checker can be
-injected); verify_loop.py checks the records without importing any of this.
+arguments.py (the command line, names already used), progress.py (the lines on stderr), resume.py (the loop's lock,
+a resume's checks and judgement). Shared: harness.py runs each child and lends the watched files, samples, name
+rule and fingerprint; verify_harness.py checks each child; cli.py is the plumbing. `run_loop()` is the in-process
+entry (clocks, sleep, child runner and checker can be injected); verify_loop.py checks records importing none of it.
 """
 # From the script's first line on, Ctrl-C or termination must end in one JSON line and exit 130. Until
 # main() can answer them, the signals that arrive are only noted; main() raises the first one.
@@ -51,7 +53,8 @@ from collections import namedtuple
 from pathlib import Path
 
 import harness
-from cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_STOP, EXIT_USAGE, create_record_folder, print_json, say, write_json_atomic
+from cli import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOP, EXIT_USAGE, create_record_folder, print_json, say,
+                 write_json_atomic)
 from machinery import arguments, executor, interrupts, progress, resume
 from machinery.arguments import as_given
 from machinery.progress import DECIDE, before_again, done_line, explain, left_text
@@ -145,10 +148,8 @@ def resumed_loop(root, name, **options):
 
 def run_loop(root, name, scenario=None, **options):
     """Runs the loop in ROOT/loop-runs/NAME/ (SCENARIO None: resumes it); returns (loop.json record, exit code).
-
     ValueError for bad arguments, cli.NameTaken (a FileExistsError) for a used name and OSError when the first
-    record cannot be made, resume.Refused when it cannot be resumed: nothing is created then. OPTIONS as for new_loop().
-    """
+    record cannot be made, resume.Refused when it cannot be resumed: nothing is created then. OPTIONS: new_loop()'s."""
     loop = new_loop(root, name, scenario, **options) if scenario else resumed_loop(root, name, **options)
     try:
         code = loop.run()
@@ -160,8 +161,8 @@ def run_loop(root, name, scenario=None, **options):
 
 
 class OuterLoop(resume.Resuming):
-    """One loop run: its record, the rounds, and how each kind of stop is written down (resuming, the steps of
-    machinery/resume.py's Resuming come first)."""
+    """One loop run: its record, the rounds, and how each kind of stop is written down (a resume first takes the step
+    machinery/resume.py's Resuming adds)."""
 
     def __init__(self, root, name, scenario, budget, tools, resumed=None):
         self.root, self.name, self.scenario = root, name, scenario
@@ -189,8 +190,7 @@ class OuterLoop(resume.Resuming):
         return self.record["attempts"]
 
     def run(self):
-        """Claims the name with the first record (or, resuming, judges the attempt in flight), goes round until a
-        Stop, writes it down; the exit code. The loop's lock is held until the process ends (or release())."""
+        """Claims the name with the first record (or resumes), goes round until a Stop, writes it down; exit code."""
         try:
             with interrupts.held():
                 self.begin()
@@ -260,9 +260,8 @@ class OuterLoop(resume.Resuming):
     # --- the steps -------------------------------------------------------------------------------
 
     def offset(self):
-        """Seconds on the loop's monotonic clock since its first record, as recorded (3 decimals): a resumed loop's
-        segments add up (BASE, the time of the segments before). The segment's elapsed_seconds follows every
-        reading, so a record says how far its monotonic clock got."""
+        """Seconds on the loop's monotonic clock since its first record, as recorded (3 decimals; BASE: the segments
+        before a resume's). The segment's elapsed_seconds follows every reading: a record says how far its clock got."""
         reading = round(self.base + (self.clock() - self.start), 3)
         for segment in self.record["segments"][-1:]:
             segment["elapsed_seconds"] = round(reading - segment["started_offset"], 3)
@@ -339,8 +338,7 @@ class OuterLoop(resume.Resuming):
         return self.stalled(attempt, earlier) if earlier else None
 
     def write_decision(self, attempt, stop, going_on=("first_failure", CONTINUE_WHY)):
-        """What was decided after ATTEMPT, kept with it: go on (with its feedback, or GOING_ON's other reason and
-        why), or STOP and why."""
+        """What was decided after ATTEMPT, kept with it: go on (its feedback, or as GOING_ON says), or STOP and why."""
         attempt["decision"] = dict({"next": "continue", "reason": going_on[0], "why": going_on[1]} if stop is None
                                    else {"next": "stop", "reason": stop.reason, "why": stop.why},
                                    decided_offset=self.offset())
@@ -538,8 +536,8 @@ def same_failure(earlier, attempt):
 
 
 def summary(record):
-    return {key: (len(record[key]) if key == "attempts" else record[key])
-            for key in ("status", "reason", "semantic_review", "attempts", "actual_api_calls")}
+    keys = ("status", "reason", "semantic_review", "attempts", "actual_api_calls")
+    return {key: (len(record[key]) if key == "attempts" else record[key]) for key in keys}
 
 
 def interrupt_reason(exc):

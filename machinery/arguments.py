@@ -81,9 +81,9 @@ def parse_arguments(argv, scenarios, tool_seconds):
                              "情景和预算取自记录，不能另给")
     args = parser.parse_args(argv)
     if args.resume is not None:
-        given = [option for option, value in (("--run", args.run), ("--scenario", args.scenario),
-                                              ("--max-attempts", args.max_attempts), ("--max-seconds", args.max_seconds),
-                                              ("--attempt-timeout", args.attempt_timeout)) if value is not None]
+        given = [option for option, value in (
+            ("--run", args.run), ("--scenario", args.scenario), ("--max-attempts", args.max_attempts),
+            ("--max-seconds", args.max_seconds), ("--attempt-timeout", args.attempt_timeout)) if value is not None]
         if given:
             parser.error(f"--resume 只接受循环的名称：情景和预算取自它的记录，不能改（收到 {'、'.join(given)}）。")
         problem = harness.name_problem(args.resume, MAX_NAME)
@@ -137,5 +137,17 @@ def name_taken_message(exc, args, root):
         f" --attempt-timeout {args.attempt_timeout:g}" if args.attempt_timeout is not None else "")
     unused = harness.suggest_name(args.run, lambda other: used_name(root, other), MAX_NAME)
     example = cli.command(root / "loop_lab.py", "--run", unused, "--scenario", args.scenario)
+    status = recorded_status(root / exc.path / "loop.json")
+    resume = (f"它停在 {status}，没有做完：要接着做，用 {cli.command(root / 'loop_lab.py', '--resume', entry)}"
+              "（先核对再续跑）；要重新开始，" if status in ("interrupted", "running") else "")
     return (f"{in_way} 已存在：名称 {args.run} 已经用过{'' if same_case else '（名称不区分大小写）'}。"
-            f"旧记录保持不动，请换一个新名称。例如：{example}{budgets}")
+            f"{resume}旧记录保持不动，请换一个新名称。例如：{example}{budgets}")
+
+
+def recorded_status(path):
+    """The status the loop record PATH says, or None when there is no record to read there."""
+    try:
+        record = cli.read_json(path)
+    except (OSError, ValueError):
+        return None
+    return record.get("status") if isinstance(record, dict) else None

@@ -70,8 +70,9 @@ DECIDE = {
 def budget_decide(reason, attempts, max_seconds, slow_wait):
     """What a budget stop (REASON) asks a person to decide, after ATTEMPTS; SLOW_WAIT: the stand-in tool's seconds
     when the scenario is slow (its lesson is said then), else False."""
-    if reason == "attempt_budget":
-        return DECIDE["attempt_budget"].format(child=attempts[-1]["child_run"])
+    if reason == "attempt_budget":  # the last feedback: an attempt whose outcome a resume found unknown gave none
+        return DECIDE["attempt_budget"].format(child=next(
+            (a for a in reversed(attempts) if a["feedback"]), attempts[-1])["child_run"])
     if attempts:
         lesson = DECIDE["slow_lesson"].format(attempt=len(attempts), seconds=f"{slow_wait:g}") if slow_wait else ""
         return DECIDE["time_budget"] + lesson

@@ -4,7 +4,8 @@ Loops are interrupted in-process at the points the lesson names (during an attem
 folder appears, after its child finished, twice in one loop, between a decision and the final record), then resumed
 in-process. Clocks are injected (Shifted: the real clocks moved on by every wait, the harness's own wall clock with
 them, so the verifier sees an honest machine that waited; one per process segment, with a gap between them); the
-verify_loop process a resume runs first is replaced by the same check in this process (one test runs the real one). The refusals are run
+verify_loop process a resume runs first is replaced by the same check in this process (one test runs the real one).
+The refusals are run
 through main() and must leave every file as it was. Two tests use real signals on real processes (Ctrl-C during a
 wait, a process killed outright) and skip on Windows by the suite's one rule.
 """
@@ -150,10 +151,25 @@ class InterruptionPointTest(ResumeTestCase):
         record, code = self.resume("twice", gap=3600)
         self.assertEndsAsUninterrupted("twice", record, code, ("needs_review", "mechanical_pass", 3, 0),
                                        ["twice-02", "twice-03"])
-        self.assertEqual([s.get("ended") for s in record["segments"]], ["keyboard_interrupt", "keyboard_interrupt", None])
+        self.assertEqual([s.get("ended") for s in record["segments"]],
+                         ["keyboard_interrupt", "keyboard_interrupt", None])
         self.assertEqual([s.get("after_attempt") for s in record["segments"]], [None, 1, 2])
         self.assertEqual(record["attempts"][1]["resume"], {"found": "complete_child", "run_status": "failed",
                                                            "segment": 3})
+
+    def test_a_budget_spent_on_an_unknown_attempt_points_to_the_last_feedback(self):
+        real = export_review.export_candidate
+
+        def second_cut(source, out, notes):  # attempt 1 fails by the rules; attempt 2 is cut as its folder appears
+            if out.parent.name.endswith("-02"):
+                raise KeyboardInterrupt
+            return real(source, out, notes)
+
+        with mock.patch.object(export_review, "export_candidate", second_cut):
+            self.loop("last-fed", "repair", max_attempts=2, **self.clocks.options())
+        record, code = self.resume("last-fed")
+        self.assertEqual((record["reason"], code), ("attempt_budget", 1))
+        self.assertIn("最后一次反馈在 runs/last-fed-01/run.json", record["handoff"]["decide"])
 
     def test_the_attempt_budget_counts_the_unknown_attempt(self):
         self.loop("one-try", "repair", max_attempts=1, **self.clocks.options(
@@ -170,7 +186,7 @@ class InterruptionPointTest(ResumeTestCase):
         self.assertEndsAsUninterrupted("decided", record, code, ("needs_review", "mechanical_pass", 1, 0),
                                        ["decided-01"])
         self.assertNotIn("resume", record["attempts"][0])
-        self.assertEqual(record["segments"][0]["ended"], "killed")
+        self.assertEqual((record["segments"][0]["ended"], record["segments"][0]["lower_bound"]), ("killed", True))
 
     def test_an_attempt_finished_but_not_decided_is_decided_now(self):
         real = loop_lab.OuterLoop.context_stop
@@ -236,6 +252,15 @@ class RefusalTest(ResumeTestCase):
         self.loop("done-human", "permission")
         self.assertRefused("DONE-HUMAN", "needs_human/permission_boundary", "需要人来决定")
 
+    def test_a_used_name_that_was_interrupted_points_to_the_resume(self):
+        self.cut_in_wait("used")
+        code, _, stderr = self.main("--run", "USED", "--scenario", "slow")
+        self.assertEqual(code, 2)
+        self.assertIn("它停在 interrupted，没有做完：要接着做，用 python3 ", stderr)
+        self.assertIn("loop_lab.py --resume used（先核对再续跑）", stderr)
+        self.loop("used-done", "semantic")
+        self.assertNotIn("--resume", self.main("--run", "used-done", "--scenario", "semantic")[2])
+
     def test_an_unknown_name(self):
         self.assertRefused("nobody-here", "不存在")
 
@@ -244,7 +269,7 @@ class RefusalTest(ResumeTestCase):
         sample = self.root / "samples" / "valid.json"
         self.keep(sample)
         sample.write_bytes(sample.read_bytes() + b"\n")
-        self.assertRefused("changed", "samples/valid.json")
+        self.assertRefused("changed", "循环开始后这些受监视的文件变了：samples/valid.json")
 
     def test_a_forged_interrupted_record_fails_the_verifier_first(self):
         self.cut_after_child("forged")

@@ -111,8 +111,11 @@ class ResumedRecordTest(VerifyTestCase):
         self.assertFails("f")
 
     def test_a_child_made_where_the_resume_found_none(self):
-        shutil.copytree(self.root / "runs" / "w-02", self.root / "runs" / "w-01")
-        self.addCleanup(shutil.rmtree, self.root / "runs" / "w-01")
+        made = self.root / "runs" / "w-01"
+        shutil.copytree(self.root / "runs" / "w-02", made)  # the same export, under the name the resume never used
+        self.addCleanup(shutil.rmtree, made)
+        record = json.loads((made / "run.json").read_text(encoding="utf-8"))
+        (made / "run.json").write_bytes(json.dumps(dict(record, run="w-01"), ensure_ascii=False, indent=2).encode())
         self.assertFails("w", "在续跑时被判断为 no_child")
 
     def test_explain_shows_the_segments_and_the_judgement(self):

@@ -4,7 +4,8 @@ Renders what check.LoopCheck derived and reads no file itself. For each round: t
 (attempt n of m, seconds used of the budget), the proposal, the scope check, the child run, the
 independent verdict and the decision with its reason, with the round's monotonic readings; then the
 stop. A resumed loop's segments are said where each began (how the one before ended, the gap, the budget used),
-and the judgement of the attempt in flight inside its round, before its decision. Wherever the loop's record claims something else, a line starting with "≠" puts its claim beside
+and the judgement of the attempt in flight inside its round, before its decision. Wherever the loop's record
+claims something else, a line starting with "≠" puts its claim beside
 the verifier's. Plain Chinese for stderr; every line is cut to under 100 characters and escaped (a
 student chose the folder names and could have edited any recorded text).
 Part of verify_loop: it imports nothing of loop_lab.py, harness.py, export_review.py or machinery/; it uses
@@ -128,7 +129,7 @@ def proposal_lines(record, number, candidate):
     sample, script = candidate["sample"], SCRIPT[record["scenario"]]
     choice = scripted(record["scenario"], [entry["feedback"] for entry in record["attempts"][:number - 1]])
     lines = [f"  提出候选：export {sample}（{digest(candidate['sha256'], sample)}）"
-             + ("：情景脚本根据之前的反馈提出的候选" if choice == sample else "")]
+             + (f"：情景脚本的第 {number} 个候选" if choice == sample else "")]
     if choice != sample:
         lines.append(f"  ≠ 情景 {record['scenario']} 的脚本第 {number} 步不会提出它（脚本：{'、'.join(script) or '不导出'}；"
                      f"根据之前的反馈是 {choice or '不导出'}）")

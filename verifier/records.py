@@ -483,7 +483,7 @@ DECISION_STOPS = {"mechanical_pass": ("needs_review", "mechanical_pass"),
                   "unexpected_error": ("needs_human", "unexpected_error"),
                   "attempt_timeout": ("needs_human", "attempt_timeout")}
 CONTINUE = ("continue", "first_failure")
-UNKNOWN_GOES_ON = ("continue", "outcome_unknown")  # a resume judged the attempt's outcome unknown: it counts, no feedback
+UNKNOWN_GOES_ON = ("continue", "outcome_unknown")  # a resume found its outcome unknown: it counts, no feedback
 DECISIONS = (CONTINUE, UNKNOWN_GOES_ON, *(("stop", reason) for reason in DECISION_STOPS))
 UNDECIDED = ("running", "interrupted", "needs_human")  # a record whose last attempt may lack its decision
 TIMEOUT_RANGE = (0.1, 300)  # --attempt-timeout, in seconds

@@ -56,7 +56,9 @@ def unknown_count(record):
 def segment_problems(record):
     """What no honest resume writes into the segments and their judged attempts (fail): segments that do not add up,
     a gap that is not the difference of the segments' own wall clocks, a judgement made where no resume found the
-    attempt in flight, an adopted attempt's finish that is not the end of its segment. Chinese, naming the field."""
+    attempt in flight, an adopted attempt's finish that is not the end of its segment. Chinese, naming the field.
+    A segment's after_attempt needs no rule of its own: it places each attempt's readings (Segments), whose order
+    and judgements are checked."""
     plan, problems = Segments(record), []
     for k in range(1, len(plan.list)):
         before, segment = plan.list[k - 1], plan.list[k]
@@ -69,9 +71,6 @@ def segment_problems(record):
         if segment["gap_seconds"] != round(gap, 3):
             problems.append(f"segments[{k}] 的 gap_seconds（{shown(segment['gap_seconds'])}）不是这一段与上一段"
                             f"wall_minus_monotonic 之差（{gap:.3f}）：两段之间的日历时间间隔就是这个差，记录被改动过。")
-        if plan.after[k] < plan.after[k - 1] or plan.after[k] > len(record["attempts"]):
-            problems.append(f"segments[{k}] 的 after_attempt 是 {shown(plan.after[k])}：续跑开始时记录里已有的尝试数"
-                            f"只增不减，最多是 {len(record['attempts'])}（有尝试被删除或重新编号，或段被改动过）。")
     for number, entry in enumerate(record["attempts"], 1):
         problems += judged_problems(plan, number, entry)
     return problems
