@@ -177,6 +177,20 @@ class InterruptionPointTest(ResumeTestCase):
         record, code = self.resume("one-try")
         self.assertEndsAsUninterrupted("one-try", record, code, ("budget_exhausted", "attempt_budget", 1, 1), [])
 
+    def test_a_judged_attempt_is_no_longer_in_flight(self):
+        self.cut_in_wait("judged")
+        readings = []  # the resume's origin and its decision; Ctrl-C at round 2's budget check, once
+
+        def clock():
+            readings.append(self.clocks.monotonic())
+            if len(readings) == 3:
+                raise KeyboardInterrupt
+            return readings[-1]
+
+        record, code = self.resume("judged", clock=clock)
+        self.assertEqual((record["status"], code, len(record["attempts"])), ("interrupted", 130, 1))
+        self.assertIn("第 1 次尝试完成之后", record["handoff"]["stopped_at"])
+
     def test_a_stop_decided_before_the_final_record_is_finished_with_no_new_attempt(self):
         with mock.patch.object(loop_lab.OuterLoop, "finish", side_effect=KeyboardInterrupt):
             with contextlib.suppress(KeyboardInterrupt), contextlib.redirect_stderr(io.StringIO()):

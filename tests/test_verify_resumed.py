@@ -76,8 +76,9 @@ class ResumedRecordTest(VerifyTestCase):
         def first(rec):
             return rec["attempts"][0]
         forgeries = {
-            "the second segment starts later": ("w", lambda rec: rec["segments"][1].update(
-                started_offset=rec["segments"][1]["started_offset"] + 0.5)),
+            # no reading out of order: the adopted child is checked (milliseconds) before its decision is read
+            "the second segment starts later": ("a", lambda rec: rec["segments"][1].update(
+                started_offset=first(rec)["decision"]["decided_offset"])),
             "the last segment shorter than its readings": ("a", lambda rec: rec["segments"][1].update(
                 elapsed_seconds=0)),
             "the whole time lowered": ("a", lambda rec: rec.update(elapsed_seconds=0)),
@@ -112,7 +113,7 @@ class ResumedRecordTest(VerifyTestCase):
 
     def test_a_child_made_where_the_resume_found_none(self):
         made = self.root / "runs" / "w-01"
-        shutil.copytree(self.root / "runs" / "w-02", made)  # the same export, under the name the resume never used
+        shutil.copytree(self.root / "runs" / "f-01", made)  # the same partial export, under the name never used
         self.addCleanup(shutil.rmtree, made)
         record = json.loads((made / "run.json").read_text(encoding="utf-8"))
         (made / "run.json").write_bytes(json.dumps(dict(record, run="w-01"), ensure_ascii=False, indent=2).encode())

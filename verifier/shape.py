@@ -9,8 +9,8 @@ what it shares is verifier/records.py's copy of the rules (the schemas, scenario
 from verifier.records import (BUDGET_KEYS, CHILD_STATUSES, CURRENT, DECISION_STOPS, DECISIONS, ENDED_KEYS, ENDINGS,
                               FOUND, HANDOFF_KEYS, INNER_KEYS, MAX_ATTEMPTS, MAX_READING, MIN_DECISION, RECORD_ID,
                               REASONS, RESUME_KEYS, RESUMED_KEYS, SAMPLES, SCRIPT, SEGMENT_KEYS, SHA256, TIMEOUT_RANGE,
-                              UNDECIDED, UNKNOWN_GOES_ON, combined_fingerprint, decision_pair, is_int, is_loop_name,
-                              is_number, is_reading, moment, one_line, shown)
+                              UNDECIDED, combined_fingerprint, is_int, is_loop_name, is_number, is_reading, moment,
+                              one_line, shown)
 
 
 def decision_problem(where, decision, last, status, keys=CURRENT.decision_keys):
@@ -252,7 +252,6 @@ def attempt_problem(number, entry, record, schema=CURRENT):
         return f"{where} 的 status 是 {shown(entry['status'])}，与 state {shown(state)} 不配。"
     return (attempt_times_problem(where, entry)
             or decision_problem(where, entry["decision"], last, status, schema.decision_keys)
-            or unknown_decision_problem(where, entry)
             or timeout_problem(where, entry, record["budget"]))
 
 
@@ -272,14 +271,6 @@ def judged_problem(where, judged, state):
                 "partial_child）记为 unknown，采用的（complete_child）记为 done，已经做完的（finished_undecided）保持原样。")
     return None
 
-
-def unknown_decision_problem(where, entry):
-    """An attempt a resume judged unknown goes on as `continue/outcome_unknown`; no other attempt is decided so."""
-    judged_unknown = bool(entry.get("resume")) and entry["state"] == "unknown"
-    if judged_unknown == (decision_pair(entry["decision"]) == UNKNOWN_GOES_ON):
-        return None
-    return (f"{where} 的 decision 是 {shown(entry['decision'])}：续跑判断为 unknown 的尝试（计一次，没有反馈）决定 "
-            "continue/outcome_unknown，别的尝试从不这样决定。")
 
 
 def attempt_times_problem(where, entry):
