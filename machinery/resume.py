@@ -194,6 +194,9 @@ def read_record(folder, schema):
         raise Refused(f"{where} 的 schema 是 {cli.visible(json.dumps(version, ensure_ascii=False))}："
                       + ("由旧版本的工作区生成，那时的记录还不能分段记下续跑，" if older else f"不是 {schema} 的记录，")
                       + "不能续跑。请在现在的工作区里用新名称重新运行。")
+    if record.get("run") != folder.name:  # a copy beside its original (cloud sync), or a record moved in
+        raise Refused(cli.visible(f"{where} 记的循环是 {json.dumps(record.get('run'), ensure_ascii=False)}，不是目录名 "
+                                  f"{folder.name}：这是别的循环的记录（或它的副本），不能在这里续跑。"))
     if record["status"] not in RESUMABLE:
         stop = f"{record['status']}/{record.get('reason')}"
         error = f"（error_type {record['error_type']}）" if type(record.get("error_type")) is str else ""

@@ -177,6 +177,18 @@ class InterruptionPointTest(ResumeTestCase):
         record, code = self.resume("one-try")
         self.assertEndsAsUninterrupted("one-try", record, code, ("budget_exhausted", "attempt_budget", 1, 1), [])
 
+    def test_a_loop_killed_before_its_first_reading_was_saved(self):
+        with mock.patch.object(loop_lab.OuterLoop, "rounds", side_effect=SystemExit):  # as if killed there
+            with contextlib.suppress(SystemExit), contextlib.redirect_stderr(io.StringIO()):
+                loop_lab.run_loop(self.root, "early-kill", "semantic", **self.clocks.options())
+        self.assertEqual(self.read_record("early-kill")["segments"], [])  # the first record, nothing more
+        record, code = self.resume("early-kill")
+        self.assertEndsAsUninterrupted("early-kill", record, code, ("needs_review", "mechanical_pass", 1, 0),
+                                       ["early-kill-01"])
+        first = record["segments"][0]
+        self.assertEqual((first["started_at"], first["elapsed_seconds"], first["ended"]),
+                         (record["started_at"], 0, "killed"))
+
     def test_a_judged_attempt_is_no_longer_in_flight(self):
         self.cut_in_wait("judged")
         readings = []  # the resume's origin and its decision; Ctrl-C at round 2's budget check, once
@@ -274,6 +286,12 @@ class RefusalTest(ResumeTestCase):
         self.assertIn("loop_lab.py --resume used（先核对再续跑）", stderr)
         self.loop("used-done", "semantic")
         self.assertNotIn("--resume", self.main("--run", "used-done", "--scenario", "semantic")[2])
+
+    def test_a_copy_of_another_loop_is_not_resumed_in_its_place(self):
+        self.cut_in_wait("original")
+        import shutil
+        shutil.copytree(self.root / "loop-runs" / "original", self.root / "loop-runs" / "original-DESKTOP-K3J2")
+        self.assertRefused("original-desktop-k3j2", "这是别的循环的记录（或它的副本）")
 
     def test_an_unknown_name(self):
         self.assertRefused("nobody-here", "不存在")
