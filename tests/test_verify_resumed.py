@@ -116,8 +116,10 @@ class ResumedRecordTest(VerifyTestCase):
         shutil.copytree(self.root / "runs" / "f-01", made)  # the same partial export, under the name never used
         self.addCleanup(shutil.rmtree, made)
         record = json.loads((made / "run.json").read_text(encoding="utf-8"))
-        (made / "run.json").write_bytes(json.dumps(dict(record, run="w-01"), ensure_ascii=False, indent=2).encode())
-        self.assertFails("w", "在续跑时被判断为 no_child")
+        started = json.loads(self.record_path("w").read_text(encoding="utf-8"))["attempts"][0]["started_at"]
+        made_up = dict(record, run="w-01", started_at=started)  # made when attempt 1 began: only the judgement is off
+        (made / "run.json").write_bytes(json.dumps(made_up, ensure_ascii=False, indent=2).encode("utf-8"))
+        self.assertFails("w", "在续跑时被判断为 no_child（子运行不存在），而")
 
     def test_explain_shows_the_segments_and_the_judgement(self):
         import verify_loop
