@@ -59,7 +59,7 @@ from machinery.progress import DECIDE, before_again, done_line, explain, left_te
 
 ROOT = Path(__file__).resolve().parent
 SCHEMA = "loop-run/3"
-SCENARIOS = ("repair", "stuck", "semantic", "permission", "slow")
+SCENARIOS = ("repair", "stuck", "semantic", "permission", "slow", arguments.MODEL_SCENARIO)
 # The loop's context: the 14 files the harness watches, this script and the task it follows, and every
 # other module the loop runs (its machinery and the command-line plumbing): a record names the code that made it.
 LOOP_FILES = harness.WATCHED_FILES + ("loop_lab.py", "docs/loop/TASK.md", "cli.py", "machinery/__init__.py",
@@ -117,20 +117,27 @@ def attempt_body(root, name, sample, tool_wait, sleep=time.sleep, run_child=harn
     return run_child(root, name, sample)
 
 
-def new_loop(root, name, scenario, max_attempts=3, max_seconds=30, attempt_timeout=None, *,
-             clock=time.monotonic, wall=time.time, sleep=time.sleep, tool_seconds=STAND_IN_TOOL_SECONDS,
-             run_child=harness.run_harness, check_child=None):
+def new_loop(root, name, scenario, max_attempts=3, max_seconds=30, attempt_timeout=None, max_api_calls=None,
+             model_url=None, model_script=None, *, clock=time.monotonic, wall=time.time, sleep=time.sleep,
+             tool_seconds=STAND_IN_TOOL_SECONDS, run_child=harness.run_harness, check_child=None, open_model=None):
     """An OuterLoop ready to run; ValueError (in Chinese) for arguments that cannot start one.
 
     CLOCK is the monotonic clock of budgets and offsets, WALL the calendar clock of the `*_at` times, SLEEP
     and TOOL_SECONDS the stand-in tool's wait (slow only; in a process of its own it really waits TOOL_SECONDS).
-    RUN_CHILD and CHECK_CHILD (by default verify_harness) serve attempts run in this process."""
-    problem = arguments.argument_problem(SCENARIOS, name, scenario, max_attempts, max_seconds, attempt_timeout)
+    RUN_CHILD and CHECK_CHILD (by default verify_harness) serve attempts run in this process; OPEN_MODEL makes
+    the model scenario's development model (proposer/developer.py's open_model by default)."""
+    problem = arguments.argument_problem(SCENARIOS, name, scenario, max_attempts, max_seconds, attempt_timeout,
+                                         max_api_calls, model_url, model_script)
+    model = None
+    if not problem and scenario == arguments.MODEL_SCENARIO:
+        from proposer.scenario import ModelScenario  # the development model and its client: this scenario only
+        model = ModelScenario(Path(root), name, max_api_calls, model_url, model_script, open_model=open_model)
+        problem = model.problem
     if problem:
         raise ValueError(problem)
     return OuterLoop(Path(root), name, scenario, (max_attempts, max_seconds, attempt_timeout),
                      dict(clock=clock, wall=wall, sleep=sleep, run_child=run_child, check_child=check_child,
-                          tool_wait=tool_seconds if scenario == "slow" else 0))
+                          tool_wait=tool_seconds if scenario == "slow" else 0, model=model))
 
 
 def run_loop(root, name, scenario, **options):
@@ -155,7 +162,7 @@ class OuterLoop:
         self.max_attempts, self.max_seconds, self.attempt_timeout = budget
         self.clock, self.wall, self.sleep = tools["clock"], tools["wall"], tools["sleep"]
         self.run_child, self.tool_wait = tools["run_child"], tools["tool_wait"]
-        self.check_child, self.course = tools["check_child"] or self.check_independently, None
+        self.check_child, self.course, self.model = tools["check_child"] or self.check_independently, None, tools["model"]
         self.folder = root / "loop-runs" / name
         self.claimed, self.start, self.settled = False, None, {}
         self.record = {
@@ -164,10 +171,12 @@ class OuterLoop:
                        "attempt_timeout": None if self.attempt_timeout is None else as_given(self.attempt_timeout)},
             "status": "running", "reason": None, "error_type": None,
             "semantic_review": "pending", "actual_api_calls": 0,
-            "context": harness.fingerprint(root, LOOP_FILES),
+            "context": harness.fingerprint(root, LOOP_FILES + (self.model.files if self.model else ())),
             "attempts": [], "blocked_proposal": None, "handoff": None,
             "elapsed_seconds": 0, "started_at": self.wall_time(), "finished_at": None,
         }
+        if self.model:  # budget.max_api_calls, where the model came from, the proposal not run
+            self.model.extend(self.record)
 
     @property
     def attempts(self):
@@ -180,6 +189,8 @@ class OuterLoop:
                 create_record_folder(self.folder.parent, self.name, self.write_first,
                                      lambda: arguments.used_child_name(self.root, self.name))
                 self.claimed, self.start = True, self.clock()  # offsets and budgets count from the first record
+            if self.model:
+                self.model.open(self.folder)
             stop = self.rounds()
         except KeyboardInterrupt as exc:
             if not self.claimed:
@@ -191,6 +202,9 @@ class OuterLoop:
             if not self.claimed:
                 raise
             stop = self.unexpected(exc)
+        finally:
+            if self.model:  # the local model server ends with the loop, whatever ends the loop
+                self.model.close()
         return self.finish(stop)
 
     def rounds(self):
@@ -202,8 +216,11 @@ class OuterLoop:
             stop = self.budget_stop(number, now)
             if stop:
                 return stop
-            # 2. proposal: the scenario's script chooses from the feedback so far
-            proposal = CHOOSERS[self.scenario]([attempt["feedback"] for attempt in self.attempts])
+            # 2. proposal: the scenario's script (or the development model) chooses from the feedback so far
+            proposal, stopped = (self.model.propose(number, self.attempts) if self.model else
+                                 (CHOOSERS[self.scenario]([attempt["feedback"] for attempt in self.attempts]), None))
+            if stopped:
+                return self.proposal_stopped(number, stopped)
             # 3. scope: only `export` of a known sample may run; anything else is not done
             if not within_scope(proposal):
                 return self.permission_boundary(number, proposal)
@@ -246,12 +263,13 @@ class OuterLoop:
         if now >= self.max_seconds:
             return self.budget_exhausted(number, "time_budget", f"已用 {now:.3f} 秒，达到时间预算 "
                                          f"{self.record['budget']['max_seconds']} 秒（轮次边界检查）", now)
-        return None
+        spent = self.model and self.model.spent(number)  # the API-call budget: before any request of this round
+        return spent and self.proposal_stopped(number, spent)
 
     def context_stop(self, when):
         """A Stop when any of the watched files (LOOP_FILES) differs from the start of the loop, else None."""
         recorded = self.record["context"]["entries"]
-        current = harness.fingerprint(self.root, LOOP_FILES)["entries"]
+        current = harness.fingerprint(self.root, recorded)["entries"]
         changed = [rel for rel in recorded if current[rel] != recorded[rel]]
         gone = [rel for rel in changed if current[rel] == "missing"]
         return self.context_changed(when, changed, gone) if changed else None
@@ -263,6 +281,8 @@ class OuterLoop:
                    "state": "running", "status": None, "feedback": None,
                    "started_at": self.wall_time(), "finished_at": None,
                    "started_offset": now, "finished_offset": None, "decision": None, "timeout": None}
+        if self.model:
+            self.model.run_as_attempt(attempt)
         self.attempts.append(attempt)
         self.save()
         progress.say_start(attempt, self.max_attempts, self.tool_wait, self.attempt_timeout)
@@ -322,6 +342,14 @@ class OuterLoop:
         else:
             decide = DECIDE["time_spent_starting"].format(seconds=self.record["budget"]["max_seconds"])
         return Stop("budget_exhausted", reason, self.handoff(f"第 {number} 轮开始前：{why}", decide), elapsed=elapsed)
+
+    def proposal_stopped(self, number, stopped):
+        """The development model gave no candidate to run: out of API calls, or (for a person) no proposal."""
+        if stopped.kind != "api_call_budget":
+            return self.needs_human(stopped.kind, stopped.what, stopped.decide, stopped.inspect)
+        say(f"[第 {number} 轮] {stopped.what}：不再请求候选，停止（budget_exhausted/api_call_budget）。")
+        return Stop("budget_exhausted", "api_call_budget",
+                    self.handoff(f"第 {number} 轮：{stopped.what}", stopped.decide, stopped.inspect))
 
     def slow_lesson(self, number):
         if self.scenario != "slow":
@@ -545,7 +573,8 @@ def main(argv=None):
         interrupts.answer_from_now_on(BEFORE_START, note_signal, SIGNALS_WHILE_STARTING)
         cli.use_safe_console()
         args = arguments.parse_arguments(argv, SCENARIOS, STAND_IN_TOOL_SECONDS)
-        loop = new_loop(ROOT, args.run, args.scenario, args.max_attempts, args.max_seconds, args.attempt_timeout)
+        loop = new_loop(ROOT, args.run, args.scenario, args.max_attempts, args.max_seconds, args.attempt_timeout,
+                        args.max_api_calls, args.model_url, args.model_script)
         code = loop.run()
     except cli.NameTaken as exc:
         say(arguments.name_taken_message(exc, args, ROOT))

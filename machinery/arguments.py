@@ -23,7 +23,8 @@ SECONDS_RANGE = (0, 300)
 ATTEMPT_TIMEOUT_RANGE = (0.1, 300)
 API_CALLS_RANGE = (1, 100)
 DEFAULT_API_CALLS = 10
-MODEL_SCENARIO = "model"  # the one scenario whose proposals come from a development model
+MODEL_SCENARIO = "model"
+WORKSPACE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder holding machinery/  # the one scenario whose proposals come from a development model
 DEVELOPER_MODELS = "samples/models/ 里的 developer.json（默认）、 repeat.json、 publish.json、 failing.json"
 
 
@@ -111,6 +112,9 @@ def parse_arguments(argv, scenarios, tool_seconds):
     args = parser.parse_args(argv)
     problem = argument_problem(scenarios, args.run, args.scenario, args.max_attempts, args.max_seconds,
                                args.attempt_timeout, args.max_api_calls, args.model_url, args.model_script)
+    if not problem and args.scenario == MODEL_SCENARIO:  # where its model comes from: a file, an address, a key
+        from proposer.options import model_problem
+        problem = model_problem(WORKSPACE, args.model_url, args.model_script)
     if problem:
         parser.error(problem)
     return args

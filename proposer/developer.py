@@ -17,17 +17,15 @@ its key from LOOP_MODEL_API_KEY (never a DEEPSEEK_* variable). Imported only for
 notes assistant's client, loop and recorder from project/. Shared: those three, cli.py (paths, say).
 """
 import os
-import sys
 from pathlib import Path
 
 import cli
 
+from . import use_project
 from .budget import ApiCallBudget, ApiCallBudgetExhausted
 from .proposal import MAX_REPLY, SYSTEM_PROMPT, TOOL_SCHEMAS, NotAProposal, list_samples, parse_proposal, question
 
-PROJECT = Path(__file__).resolve().parent.parent / "project"
-if str(PROJECT) not in sys.path:
-    sys.path.insert(0, str(PROJECT))
+use_project()
 from assistant.agent import Limits, Outcome, run_question  # noqa: E402  (the notes assistant's, from project/)
 from assistant.client import ChatClient  # noqa: E402
 from assistant.errors import failure_kind  # noqa: E402
@@ -114,6 +112,10 @@ class DevelopmentModel:
             self.say(f"  开发模型调用工具 {data['name']}（只读）")
 
     def said_retry(self, number, wait, asked, error):
+        """The client is about to wait for retry NUMBER: said on stderr, or refused at once when no API call is left
+        for it (the budget would keep it unsent after the wait anyway)."""
+        if self.budget.left() <= 0:
+            raise ApiCallBudgetExhausted(self.budget.sent, self.budget.limit)
         why = failure_kind(error)
         asked = f"，服务端要求等待 {asked:g} 秒" if asked is not None else ""
         self.say(f"  [重试] {why}{asked}：第 {number} 次重试在 {wait:.2f} 秒后发出（重试也是一次 HTTP 请求；"

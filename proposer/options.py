@@ -36,7 +36,7 @@ def model_problem(root, model_url=None, model_script=None, env=os.environ):
     rel = script_path(root, model_script)
     shown = model_script or DEFAULT_SCRIPT
     if rel is None:
-        return f"--model-script {shown} 不在工作区里：请把脚本放进工作区（例如 samples/models/ 旁边的文件夹）再运行。"
+        return f"--model-script {shown} 不在工作区里：请把脚本复制到工作区里（例如新建的 my-models/ 文件夹）再运行，它的哈希会记进循环的上下文。"
     path = Path(root) / rel
     if not path.is_file():
         return f"--model-script 的文件 {shown} 不存在：工作区自带的开发模型是 samples/models/ 里的 {'、'.join(MODELS)}。"
@@ -44,7 +44,9 @@ def model_problem(root, model_url=None, model_script=None, env=os.environ):
 
 
 def script_problem(path, shown):
-    from project.mockapi.script import script_problem as problem_of  # the mock's own rule for a script
+    from . import use_project
+    use_project()
+    from mockapi.script import script_problem as problem_of  # the mock's own rule for a script
     try:
         script = cli.loads_record(path.read_bytes())
     except OSError as exc:

@@ -63,6 +63,14 @@ def list_samples(root):
     return run
 
 
+def shown(text, limit=MAX_CLAIM):
+    """The model's TEXT as a terminal line may show it: a control or invisible character as its escape, cut at LIMIT."""
+    text = str(text)
+    text = text if text.isprintable() else "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode()
+                                                   for ch in text)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 def parse_proposal(text):
     """{"action", "sample" | "target", "claim"} from the final reply TEXT, or NotAProposal."""
     try:

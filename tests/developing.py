@@ -3,6 +3,7 @@
 `Developer(root, folder, script)` starts the mock in script mode (its log at FOLDER/server-log.jsonl, as the loop
 keeps it) with the client's waits skipped on a clock both read (project/mockapi/clock.py), and gives the
 proposer's DevelopmentModel for it (`model(max_api_calls, **client options)`); `close()` stops the mock.
+`opener(...)` is a loop's open_model that does the same (new_loop(..., open_model=opener())).
 `PROPOSAL_LIMITS` are the limits a proposal is asked with, written here from docs/loop/TASK.md, not imported.
 Nothing here decides what a test expects.
 """
@@ -47,7 +48,7 @@ class Developer:
         client = ChatClient(self.mock.url, "test", model=MOCK_MODEL, system_prompt=SYSTEM_PROMPT, **CLIENT,
                             **options)
         say = said.append if said is not None else (lambda line: None)
-        return DevelopmentModel(self.root, self.folder, client, ApiCallBudget(max_api_calls), say=say)
+        return DevelopmentModel(self.root, self.folder, client, ApiCallBudget(max_api_calls), server=self, say=say)
 
     def log_lines(self):
         if not self.log.exists():
@@ -55,4 +56,16 @@ class Developer:
         return [json.loads(line) for line in self.log.read_text(encoding="utf-8").splitlines() if line.strip()]
 
     def close(self):
-        self.mock.stop()
+        if not self.mock.stopping.is_set():
+            self.mock.stop()
+
+
+def opener(script=None, made=None, said=None, **options):
+    """A loop's open_model (see proposer/developer.py) that serves SCRIPT (the loop's own by default) from an
+    in-process mock; each Developer it makes is appended to MADE, for the test to look at."""
+    def open_model(root, folder, max_api_calls, model_url=None, model_script=None, env=None):
+        developer = Developer(root, folder, script or json.loads((Path(root) / model_script).read_text("utf-8")))
+        if made is not None:
+            made.append(developer)
+        return developer.model(max_api_calls, said, **options)
+    return open_model

@@ -7,7 +7,6 @@ test waits on a retry-after or a backoff; the local server is a real process, st
 """
 import hashlib
 import json
-import os
 import socket
 import subprocess
 import sys
