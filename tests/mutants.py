@@ -1302,5 +1302,6 @@ MUTANTS = [
 
 from tests.mutants_answers import ANSWER_MUTANTS  # noqa: E402  (the answering rules' own list)
 from tests.mutants_learner import LEARNER_MUTANTS  # noqa: E402  (the learner's path: names, --pack's pitfalls)
+from tests.mutants_model import MODEL_MUTANTS  # noqa: E402  (the model scenario: proposals, API calls, its verifier)
 
-MUTANTS += ANSWER_MUTANTS + LEARNER_MUTANTS
+MUTANTS += ANSWER_MUTANTS + LEARNER_MUTANTS + MODEL_MUTANTS
