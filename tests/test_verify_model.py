@@ -12,7 +12,6 @@ import io
 import json
 import shutil
 import unittest
-from pathlib import Path
 
 import loop_lab
 from tests.developing import opener
