@@ -1,8 +1,9 @@
 """Command-line plumbing shared by every script of the workspace; it holds no rule of any lesson.
 
-What every script shares: one JSON line on stdout, Chinese explanations on stderr, consoles that
-cannot show Chinese get escapes instead of a crash, `--help` and argument errors in Chinese (exit
-2), Ctrl-C and termination signals turned into one exception, paths shown with `/` on every OS,
+What every script shares: one JSON line on stdout, Chinese explanations on stderr, one rule for what no output
+shows raw (visible(): controls, bidi and other invisible characters as escapes, on stdout, stderr, argument errors,
+reports and pages), consoles that cannot show Chinese get escapes instead of a crash, `--help` and argument
+errors in Chinese (exit 2), Ctrl-C and termination signals turned into one exception, paths shown with `/` on every OS,
 strict JSON reading (a duplicate key is an error), atomic record writes as bytes flushed to disk (the
 same file on every OS), the claim of a new record folder by name, safe reads of evidence a submission
 holds (never a link, FIFO or device; never past a cap), line-end helpers, and the one table of Chinese
@@ -16,6 +17,21 @@ cannot parse any program of the workspace, and print their own SyntaxError).
 import sys
 
 MINIMUM_PYTHON = (3, 11)
+
+
+def visible(text, keep=""):
+    """TEXT as every output of the workspace shows it: stdout's JSON (as JSON's own escapes, print_json), stderr,
+    argument errors, reports and pages. The one rule: a character that is not printable (str.isprintable) is
+    written as its escape (\\x1b, \\x9b, \\u202e): C0 and C1 controls and DEL (ESC starts an OSC 52 clipboard
+    write or a screen clear, U+009B is a one-character CSI), format characters such as the bidi embeddings,
+    overrides and isolates, the line and paragraph separators, private and unassigned code points. So a name a
+    submission or a command line carries can neither drive the terminal nor fake or reorder a line. KEEP: the
+    characters a message itself uses and that stay (say() keeps its own line breaks)."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch in keep else ch.encode("unicode_escape").decode("ascii")
+                   for ch in text)
 
 
 def old_python(version, program, executable):
@@ -40,7 +56,7 @@ def refuse_old_python():
             sys.stderr.reconfigure(errors="backslashreplace")  # a console without Chinese gets escapes
         except (AttributeError, ValueError):
             pass
-        sys.stderr.write(message + "\n")
+        sys.stderr.write(visible(message) + "\n")  # the program's name is typed, or renamed, by a person
         raise SystemExit(2)
 
 
@@ -73,21 +89,28 @@ def use_safe_console():
 def print_json(obj):
     """The one machine-readable line on stdout, valid JSON whatever the console can show.
 
-    Real characters where stdout can encode them; JSON's own \\u escapes where it cannot
-    (a console's escapes would not be valid JSON), and always for the line and paragraph separators.
+    Real characters where stdout can encode them; JSON's own \\u escapes where it cannot (a console's escapes
+    would not be valid JSON), and always for what visible() escapes: json.dumps leaves C1 controls, DEL, the bidi
+    overrides and the line and paragraph separators (where many line readers split) raw inside a string.
     """
-    line = json.dumps(obj, ensure_ascii=False)
+    line = json_visible(json.dumps(obj, ensure_ascii=False))
     try:
         line.encode(sys.stdout.encoding or "utf-8")
     except (UnicodeEncodeError, LookupError):
         line = json.dumps(obj)
-    # U+2028 and U+2029 are valid inside a JSON string, but many line readers split there: one line stays one
-    print(line.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"), flush=True)
+    print(line, flush=True)
+
+
+def json_visible(line):
+    """A JSON text with every character visible() escapes written as JSON's \\u escape: the same value, read back."""
+    if line.isprintable():
+        return line
+    return "".join(ch if ch.isprintable() else json.dumps(ch)[1:-1] for ch in line)
 
 
 def say(message):
-    """An explanation for the person at the terminal (stderr)."""
-    print(message, file=sys.stderr, flush=True)
+    """An explanation for the person at the terminal (stderr), shown by visible(): only its own line breaks stay."""
+    print(visible(message, keep="\n"), file=sys.stderr, flush=True)
 
 
 def command(script, *args):
@@ -248,8 +271,10 @@ class ChineseArgumentParser(argparse.ArgumentParser):
         return super().parse_known_args(args, namespace)
 
     def error(self, message):
-        self.print_usage(sys.stderr)
-        say(f"{self.prog}：参数错误：{self._unknown_option() or chinese(message)}\n用 --help 查看用法。")
+        """Exit 2 with the usage and MESSAGE in Chinese; what the person typed (a file name with an escape sequence,
+        a wildcard's expansion) is shown by visible(), never raw, however the message quotes it."""
+        sys.stderr.write(visible(self.format_usage(), keep="\n"))
+        say(f"{visible(self.prog)}：参数错误：{visible(self._unknown_option() or chinese(message))}\n用 --help 查看用法。")
         sys.exit(EXIT_USAGE)
 
     def _unknown_option(self):

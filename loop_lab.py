@@ -58,7 +58,7 @@ from machinery.arguments import as_given
 from machinery.progress import DECIDE, before_again, done_line, explain, left_text
 
 ROOT = Path(__file__).resolve().parent
-SCHEMA = "loop-run/3"
+SCHEMA = "loop-run/4"
 SCENARIOS = ("repair", "stuck", "semantic", "permission", "slow", arguments.MODEL_SCENARIO)
 # The loop's context: the 14 files the harness watches, this script and the task it follows, and every
 # other module the loop runs (its machinery and the command-line plumbing): a record names the code that made it.
@@ -172,7 +172,7 @@ class OuterLoop:
             "status": "running", "reason": None, "error_type": None,
             "semantic_review": "pending", "actual_api_calls": 0,
             "context": harness.fingerprint(root, LOOP_FILES + (self.model.files if self.model else ())),
-            "attempts": [], "blocked_proposal": None, "handoff": None,
+            "attempts": [], "blocked_proposal": None, "handoff": None, "segments": [],
             "elapsed_seconds": 0, "started_at": self.wall_time(), "finished_at": None,
         }
         if self.model:  # budget.max_api_calls, where the model came from, the proposal not run
@@ -188,7 +188,9 @@ class OuterLoop:
             with interrupts.held():
                 create_record_folder(self.folder.parent, self.name, self.write_first,
                                      lambda: arguments.used_child_name(self.root, self.name))
-                self.claimed, self.start = True, self.clock()  # offsets and budgets count from the first record
+                self.claimed, self.start, wall = True, self.clock(), self.wall()  # offsets count from the first record
+                self.record["segments"].append({"started_at": self.wall_time(wall), "started_offset": 0,  # one reading
+                                                "wall_minus_monotonic": round(wall, 3), "elapsed_seconds": 0})
             if self.model:
                 self.model.open(self.folder)
             stop = self.rounds()
@@ -212,7 +214,7 @@ class OuterLoop:
         while True:
             number = len(self.attempts) + 1
             # 1. budget: is there an attempt left, and time to start one? (this reading starts the attempt)
-            now = self.offset()
+            now, wall = self.offset(), self.wall_time()
             stop = self.budget_stop(number, now)
             if stop:
                 return stop
@@ -228,7 +230,7 @@ class OuterLoop:
             stop = self.context_stop(f"第 {number} 次尝试开始前")
             if stop:
                 return stop
-            attempt = self.start_attempt(number, proposal, now)
+            attempt = self.start_attempt(number, proposal, now, wall)
             try:
                 child = self.run_attempt(attempt)
             except FileExistsError:  # someone else's runs/NAME-NN: this attempt did not run
@@ -250,11 +252,15 @@ class OuterLoop:
     # --- the steps -------------------------------------------------------------------------------
 
     def offset(self):
-        """Seconds on the loop's monotonic clock since its first record, as recorded (3 decimals)."""
-        return round(self.clock() - self.start, 3)
+        """Seconds on the loop's monotonic clock since its first record, as recorded (3 decimals); the segment's
+        elapsed_seconds follows every reading, so a record says how far its monotonic clock got."""
+        reading = round(self.clock() - self.start, 3)
+        for segment in self.record["segments"][-1:]:
+            segment["elapsed_seconds"] = round(reading - segment["started_offset"], 3)
+        return reading
 
-    def wall_time(self):
-        return time.strftime(TIMESTAMP, time.gmtime(self.wall()))
+    def wall_time(self, wall=None):
+        return time.strftime(TIMESTAMP, time.gmtime(self.wall() if wall is None else wall))
 
     def budget_stop(self, number, now):
         if number > self.max_attempts:
@@ -274,12 +280,12 @@ class OuterLoop:
         gone = [rel for rel in changed if current[rel] == "missing"]
         return self.context_changed(when, changed, gone) if changed else None
 
-    def start_attempt(self, number, proposal, now):
+    def start_attempt(self, number, proposal, now, wall):
         sample_file = f"samples/{proposal['sample']}.json"  # unchanged since the start: just checked
         candidate = dict(proposal, sha256=self.record["context"]["entries"][sample_file])
         attempt = {"attempt": number, "candidate": candidate, "child_run": f"runs/{self.child_name(number)}",
                    "state": "running", "status": None, "feedback": None,
-                   "started_at": self.wall_time(), "finished_at": None,
+                   "started_at": wall, "finished_at": None,  # both read at the budget check
                    "started_offset": now, "finished_offset": None, "decision": None, "timeout": None}
         if self.model:
             self.model.run_as_attempt(attempt)
@@ -325,8 +331,9 @@ class OuterLoop:
 
     def write_decision(self, attempt, stop):
         """What was decided after ATTEMPT, kept with it: go on with its feedback, or STOP and why."""
-        attempt["decision"] = ({"next": "continue", "reason": "first_failure", "why": CONTINUE_WHY} if stop is None
-                               else {"next": "stop", "reason": stop.reason, "why": stop.why})
+        attempt["decision"] = dict({"next": "continue", "reason": "first_failure", "why": CONTINUE_WHY} if stop is None
+                                   else {"next": "stop", "reason": stop.reason, "why": stop.why},
+                                   decided_offset=self.offset())
         self.save()
 
     # --- stops: what a person needs in each case -----------------------------------------------
@@ -492,9 +499,9 @@ class OuterLoop:
         all give one outcome (STOP, or the interrupt that landed just before it could be written).
         """
         stop = self.final_stop(stop)
-        elapsed = stop.elapsed if stop.elapsed is not None else self.offset() if self.start is not None else 0
-        self.record.update(status=stop.status, reason=stop.reason, error_type=stop.error_type,
-                           handoff=stop.handoff, elapsed_seconds=elapsed, finished_at=self.wall_time())
+        end = self.offset()  # with finished_at: the segment's last reading (a time budget keeps the one it judged)
+        self.record.update(status=stop.status, reason=stop.reason, error_type=stop.error_type, handoff=stop.handoff,
+                           elapsed_seconds=end if stop.elapsed is None else stop.elapsed, finished_at=self.wall_time())
         try:
             self.save()
         except RecordNotSaved as exc:

@@ -47,6 +47,10 @@ WATCHED_FILES = (
     "project/notes/A05.md", "project/notes/A07.md",
 )
 SAMPLES = ("valid", "bad-quote", "semantic")
+# The watched files whose content the independent re-checks read: the notes a card cites and the rules of the
+# exporter and of verify_export.py. A run made on other copies of them cannot be re-checked against these.
+CONTENT_FILES = tuple(rel for rel in WATCHED_FILES if rel.startswith("project/notes/")) + ("export_review.py",
+                                                                                         "verify_export.py")
 SCHEMA = "harness-run/2"
 RUN_KEYS = ("schema", "id", "run", "sample", "status", "semantic_review", "input", "context", "steps",
             "error", "artifact", "actual_api_calls", "started_at", "finished_at", "duration_seconds")
@@ -120,22 +124,36 @@ class Course:
         self.root = Path(root)
         self.hashes = {rel: content_sha256(self.root / rel) for rel in WATCHED_FILES}
         self.odd_note = unsafe_note(self.root)
+        self.recorded, self.unread = False, ()  # see as_recorded()
+
+    def as_recorded(self, entries):
+        """This reference for runs its caller knows were made on other course files, an earlier version's: ENTRIES
+        (path -> sha256, as that caller's own record holds them) is the fingerprint each run must carry (one made
+        on other files was made by other code than the record says: it fails), and the re-checks that read a
+        content file that differs from this reference's (UNREAD: a note, the exporter's or verify_export.py's
+        rules) are left out: the caller says so, once. The notes read are this reference's."""
+        other = Course.__new__(Course)
+        other.root, other.odd_note, other.recorded = self.root, self.odd_note, True
+        other.hashes = {rel: entries.get(rel) if type(entries.get(rel)) is str else "missing" for rel in WATCHED_FILES}
+        other.unread = tuple(rel for rel in CONTENT_FILES if other.hashes[rel] != self.hashes[rel])
+        return other
 
 
 def verify_run(run_dir, course_root=None):
-    """{"result", "run", "status", "problems", "changed_files", "notes"} for one run folder.
+    """{"result", "run", "status", "problems", "changed_files", "notes", "clock_step"} for one run folder.
 
     COURSE_ROOT holds the course files (notes, samples, watched files) the run is checked against;
     by default the workspace that holds the run (RUN_DIR/../..), or a teacher's reference copy; a
     Course when several runs are checked against one reference.
-    PROBLEMS are what makes the result fail or needs_human; NOTES what a pass still tells a person.
+    PROBLEMS are what makes the result fail or needs_human; NOTES what a pass still tells a person; CLOCK_STEP,
+    when checked, the one of them that a step of the wall clock explains (None: none).
     """
     # `.` or `../NAME` must name the same run as runs/NAME; a link keeps its own name
     run_dir = Path(os.path.abspath(run_dir))
     course = course_root if isinstance(course_root, Course) else Course(
         course_root if course_root is not None else run_dir.parent.parent)
-    course_root = course.root
-    result = {"result": FAIL, "run": run_dir.name, "status": None, "problems": [], "changed_files": [], "notes": []}
+    result = {"result": FAIL, "run": run_dir.name, "status": None, "problems": [], "changed_files": [], "notes": [],
+              "clock_step": None}
     try:
         evidence = Evidence(run_dir)
         record = evidence.record()
@@ -145,6 +163,10 @@ def verify_run(run_dir, course_root=None):
     if bad:  # checked right after parsing: every rule after this one may encode what the record holds
         return settled(result, [(FAIL, f"run.json 含有无法用 UTF-8 保存的字符 \\u{ord(bad):04x}（JSON 里单独的代理项转义）："
                                        "harness 写的记录是 UTF-8，写不出它，记录被改动过。")])
+    changed = changed_files(record, course) if course.recorded else []
+    if changed:  # made on other files than the record it belongs to says: whatever it holds, it is not that run
+        result["changed_files"] = changed
+        return settled(result, [(FAIL, changed_files_note(changed, course, run_dir.parent.parent))])
     if type(record.get("schema")) is str and record["schema"] in OLD_SCHEMAS:
         return settled(result, [old_schema_finding(record)])
     problem = shape_problem(record, run_dir.name) or time_problem(record) or unsupported_stop(record)
@@ -153,13 +175,14 @@ def verify_run(run_dir, course_root=None):
     result["status"] = record["status"]
     if record["status"] in ("running", "needs_human"):
         return settled(result, [(HUMAN, human_note(record, run_dir))])
-    findings = [(HUMAN, step) for step in [clock_step(record)] if step]
+    result["clock_step"] = clock_step(record)  # the loop verifier sets it aside when its own clocks contradict it
+    findings = [(HUMAN, step) for step in [result["clock_step"]] if step]
     unsafe = course.odd_note  # the independent rules would open it
-    problems = [unsafe] if unsafe else input_problems(record, evidence) or step_problems(record, evidence, course_root)
+    problems = [unsafe] if unsafe else input_problems(record, evidence) or step_problems(record, evidence, course)
     findings += [(FAIL, problem) for problem in problems]
     result["changed_files"] = changed_files(record, course)  # a watched file that is no plain file: missing
     if result["changed_files"]:
-        findings.append((FAIL, changed_files_note(result["changed_files"], course_root, run_dir.parent.parent)))
+        findings.append((FAIL, changed_files_note(result["changed_files"], course, run_dir.parent.parent)))
     result["notes"] = evidence.transport_notes()
     return settled(result, findings)
 
@@ -348,7 +371,7 @@ def shown_text(value, limit=60):
     """A recorded string inside a message: lone surrogates and controls escaped, cut after LIMIT characters."""
     text = json.dumps(value, ensure_ascii=False) if type(value) is not str else value
     text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    text = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+    text = cli.visible(text)
     return text if len(text) <= limit else f"{text[:limit]}…（共 {len(text)} 个字符）"
 
 
@@ -446,9 +469,13 @@ def unsupported_stop(record):
     return None
 
 
-def changed_files_note(changed, course_root, workspace):
-    """The files whose recorded fingerprint differs, said for the workspace or for a reference copy."""
-    files = "、".join(changed)
+def changed_files_note(changed, course, workspace):
+    """The files whose recorded fingerprint differs, said for the workspace, for a reference copy, or for the record
+    that says which files its runs were made on (Course.as_recorded)."""
+    files, course_root = "、".join(changed), course.root
+    if course.recorded:
+        return (f"这次运行记下的这些文件与它所属的记录记下的不同：{files}。同一次运行的课程文件只有一份：这次运行是另一份代码"
+                "或另一份课程文件做的，不是那份记录里的尝试，记录被改动过。")
     if Path(os.path.abspath(course_root)) == Path(os.path.abspath(workspace)):
         return (f"这些文件在运行之后变了：{files}。请找到与记录对应的版本再核对（没有 git 时：从课程 ZIP 里重新取出"
                 "原样的文件，或用改动前留的备份放回），不要改写运行记录里的指纹。")
@@ -485,11 +512,12 @@ def input_problems(record, evidence):
     return []
 
 
-def step_problems(record, evidence, course_root):
-    """The steps, error and artifact the recorded status implies, checked independently."""
+def step_problems(record, evidence, course):
+    """The steps, error and artifact the recorded status implies, checked independently (the re-checks that read
+    the notes and the rules only when COURSE holds the copies the run was made on: not course.unread)."""
     status, steps = record["status"], record["steps"]
     names = [(step.get("name"), step.get("ok")) for step in steps]
-    notes_dir = course_root / "project" / "notes"
+    notes_dir = course.root / "project" / "notes" if not course.unread else None
     if status == "needs_review":
         problems = [] if names == [("export", True), ("verify", True)] and record["error"] is None \
             else ["needs_review 的运行应有 export 与 verify 两个成功步骤且没有 error。"]
@@ -507,6 +535,8 @@ def step_problems(record, evidence, course_root):
     if record["artifact"] is not None or os.path.lexists(evidence.run_dir / "artifact"):
         problems.append("failed 的运行不应留下产物：artifact 应为空。")
     candidate, problem = verify_export.parse_candidate(evidence.as_written(INPUT_COPY, record["input"]["sha256"]))
+    if notes_dir is None:  # made on other notes or rules: their message cannot be reproduced here
+        return problems
     found = [problem] if problem else verify_export.candidate_problems(candidate, notes_dir)
     if not found or found[0] != error["message"]:
         problems.append(f"独立规则没有复现记录的失败「{error['message']}」"
@@ -524,7 +554,7 @@ def artifact_problems(record, evidence, notes_dir):
     problems = [f"产物 artifact/{name} 被改动或删除了（与 run.json 记录的哈希不符）。"
                 for name, data in written.items() if data is None or sha256(data) != artifact[name]]
     with artifact_as_written(evidence, written) as folder:
-        problems += verify_export.check_artifact(folder, notes_dir)
+        problems += verify_export.check_artifact(folder, notes_dir) if notes_dir is not None else []
     cards = written["cards.json"]  # a missing cards.json is said above: no cards to compare with the input
     if cards is not None and not same_cards(cards, evidence.as_written(INPUT_COPY, record["input"]["sha256"])):
         problems.append("产物里的卡片与输入副本不一致：产物不是由这份输入导出的。")
@@ -558,7 +588,7 @@ def same_cards(cards_bytes, candidate_bytes):
 
 
 def changed_files(record, course):
-    context = record["context"]
+    context = record.get("context")
     entries = context.get("entries") if type(context) is dict else None
     if type(entries) is not dict or sorted(entries) != sorted(WATCHED_FILES):
         return ["run.json 的 context（应列出 14 个受监视文件）"]

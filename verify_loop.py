@@ -8,8 +8,9 @@
 
 The command line only. Does each stop follow from the evidence it left? The work is done in
 modules, each with one job: verifier/records.py (the verifier's own copy of the rules, and how a record
-is read and shaped), verifier/check.py (one loop folder), verifier/clocks.py (a record's clocks),
-verifier/older.py (records of an older workspace), verifier/explain.py (--explain), and classroom/ (check.py: a
+is read), verifier/shape.py (its fields), verifier/check.py (one loop folder), verifier/outcome.py (its stop and
+decisions re-derived), verifier/clocks.py (a record's clocks), verifier/older.py (records of an older workspace),
+verifier/explain.py (--explain), and classroom/ (check.py: a
 whole class and its reports; hand_in.py: --pack). None of them imports loop_lab.py, harness.py, export_review.py
 or the loop's machinery/: the checked programs never vouch for themselves.
 What they share with the rest of the workspace: cli.py's plumbing (capped reads of plain files,
@@ -25,13 +26,13 @@ check, where they come from the workspace holding this file, never from a submis
 """
 try:  # Ctrl-C while Python is still loading this script: a Chinese line and 130, never a traceback
     # cli first: it refuses a Python older than 3.11 before anything else runs
-    from cli import EXIT_OK, EXIT_STOP, ChineseArgumentParser, display_path, print_json, run, say, use_safe_console
+    from cli import (EXIT_OK, EXIT_STOP, ChineseArgumentParser, display_path, print_json, run, say, use_safe_console,
+                     visible)
     import os
     from pathlib import Path
 
     import verify_harness
     from verifier.check import checked_loop, verify_loop
-    from verifier.records import visible
 except KeyboardInterrupt:
     if __name__ != "__main__":
         raise
@@ -144,7 +145,7 @@ def loop_folders(parser, texts):
             parser.error(f"{text} 不是 loop-runs/ 下的循环目录：请给出例如 loop-runs/repair-01（这次没有核对任何目录）。"
                          "用通配符时写 loop-runs/*/，只列出文件夹。")
         if path.name.startswith("."):
-            say(f"跳过 {display_path(path)}：以点开头的是认领名称时的临时目录，不是循环记录。")
+            say(f"跳过 {visible(display_path(path))}：以点开头的是认领名称时的临时目录，不是循环记录。")
             continue
         folders.append(path)
     if not folders:

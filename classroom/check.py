@@ -34,9 +34,9 @@ from classroom.intake import Submission, Untrusted, checked_evidence, class_fold
 from classroom.intake import scratch_folder as private_folder
 from classroom.platforms import Handed, handed_in
 from classroom.releases import release_of
-from cli import EXIT_OK, EXIT_STOP, display_path, gloss, print_json, say
+from cli import EXIT_OK, EXIT_STOP, display_path, gloss, print_json, say, visible
 from verifier.check import check_loop
-from verifier.records import CASES, DEFAULT_BUDGET, OLD_SCHEMAS, SCHEMA, CourseFiles, Workspace, at_most, visible
+from verifier.records import CASES, DEFAULT_BUDGET, SCHEMA, CourseFiles, Workspace, at_most
 
 HERE = Path(__file__).resolve().parent.parent  # the teacher's workspace, which holds this package
 POOL_FROM, MAX_WORKERS = 64, 8  # submissions from which the check uses every core; at most this many processes
@@ -45,10 +45,14 @@ CUT_OFF_ATTEMPT = re.compile(r"第 [0-9]+ 次尝试状态为 (?!done)")  # how i
 
 
 class TeacherCourse(CourseFiles):
-    """The teacher's course files, named the same way whoever runs the check and from wherever."""
+    """The teacher's course files, named the same way whoever runs the check and from wherever, and the earlier
+    releases of the course it knows (classroom/releases.json)."""
 
     def label(self):
         return "老师的课程文件"
+
+    def release(self, entries):
+        return release_of(entries)
 
 
 def teacher_course():
@@ -154,7 +158,8 @@ def check_workspace(item, root, workspace, course):
     item.orphans = [(relative(display_path(Path(workspace) / "loop-runs" / loop)),
                      [relative(display_path(Path(workspace) / "runs" / child)) for child in children])
                     for loop, children in folders.orphans().items()]
-    item.records = record_keys(folders, PurePosixPath(*Path(workspace).relative_to(root).parts))
+    copies = {loop["run"] for loop in item.loops if loop["copy_of"]}  # named by the loop check: for a person
+    item.records = record_keys(folders, PurePosixPath(*Path(workspace).relative_to(root).parts), copies)
 
 
 def relative_to(root):
@@ -177,12 +182,15 @@ def loop_summary(check, course, relative):
                    problems=[relative(problem) for problem in result["problems"]],
                    notes=[relative(note) for note in result.get("notes", [])])
     summary["case"] = case_of(summary)
-    seen = changed_course_files(check.record, course) if result["result"] != "pass" else ()
+    # an older version's files differ from the teacher's of course: the check judged the loop on them instead
+    seen = changed_course_files(check.record, course) if result["result"] != "pass" and not check.version else ()
     summary["course"], summary["course_seen"] = tuple(rel for rel, _ in seen), seen
     summary["cut_short"] = cut_short(check)
-    summary["older"] = older_version(check, bool(seen))
-    if summary["older"]:  # judged against today's course it says nothing certain: a person's call
-        summary.update(result="needs_human", course=(), problems=[])  # said once for the student: older_versions()
+    summary["copy_of"] = check.copy_of
+    summary["older"] = check.version if check.version_note else None
+    if summary["older"]:  # said once for the student (older_versions()); everything else the check found stands
+        said = relative(visible(check.version_note))
+        summary["problems"] = [problem for problem in summary["problems"] if problem != said]
     return summary
 
 
@@ -198,16 +206,6 @@ def cut_short(check):
     if not all(note == expected or CUT_OFF_ATTEMPT.match(note) for note in check.verdict.notes):
         return None
     return f"{record['status']}/{record['reason']}"
-
-
-def older_version(check, course_differs):
-    """Which older version of the workspace made the loop ("loop-run/1", an earlier release's name), or None: a
-    record of an older schema that today's rules leave to a person, or course files that match an earlier release."""
-    record = check.record if type(check.record) is dict else {}
-    if record.get("schema") in OLD_SCHEMAS and not check.verdict.problems:
-        return f"记录格式 {record['schema']}"
-    release = release_of(record) if course_differs else None
-    return f"课程版本 {release}" if release else None
 
 
 def changed_course_files(record, course):
@@ -264,7 +262,7 @@ def reasons(refused, loops, copies, missing, course_label):
     person, the missing cases. A problem several loops share is one line naming them."""
     first, causes, grouped = [], defaultdict(list), defaultdict(list)
     for loop in sorted(loops, key=lambda loop: loop["result"] != "fail"):
-        for problem in [] if loop["older"] else loop["problems"]:  # an older version is said once, below
+        for problem in loop["problems"]:  # an older version is said once, below; what else was found stands
             if any(words in problem for words in CONTRADICTION):
                 first.append(f"{loop['folder']}：{problem}")
             elif not any(rel in problem for rel in loop["course"]):  # one changed course file is said once below
@@ -297,11 +295,11 @@ def older_versions(loops):
         return []
     runs = [run for group in older.values() for run in group]
     which = "、".join(older)
-    return [Reason(f"用旧版本的工作区做的（{which}；影响 {len(runs)} 个循环：{listed(runs)}）：不是改动，"
-                   "只是今天的规则和课程文件核对不了它们。请老师对照当时的版本判断，或请学生在现在的工作区里用新名称"
-                   "重新运行这些情景后再交。",
-                   f"你有 {len(runs)} 个循环是用旧版本的工作区做的（{which}）：不是你改了什么，只是今天的核对规则核对不了它们。"
-                   "老师会对照当时的版本判断，也可能请你在现在的工作区里用新名称重新运行这些情景后再交。")]
+    return [Reason(f"用旧版本的工作区做的（{which}；影响 {len(runs)} 个循环：{listed(runs)}）：旧版本本身不是改动，"
+                   "只是今天的规则和课程文件核对不了它与现在不同的部分，其余都按今天的规则核对过。请老师对照当时的版本判断，"
+                   "或请学生在现在的工作区里用新名称重新运行这些情景后再交。",
+                   f"你有 {len(runs)} 个循环是用旧版本的工作区做的（{which}）：旧版本不是你改了什么，只是今天的核对规则核对不了"
+                   "它与现在不同的部分。老师会对照当时的版本判断，也可能请你在现在的工作区里用新名称重新运行这些情景后再交。")]
 
 
 def earlier_note(earlier):

@@ -42,10 +42,11 @@ SHOWN_PEOPLE = 5
 
 # --- what one submission holds (in the worker that checked it) -----------------------------------
 
-def record_keys(folders, where):
+def record_keys(folders, where, copies=()):
     """(key, path) of every loop.json and run.json of the workspace FOLDERS (records.Workspace), paths under WHERE:
-    ("id", its id), ("bytes", sha256 of its LF bytes), and for a loop that made attempts its clock_keys."""
-    loops = {name: where / "loop-runs" / name / "loop.json" for name in sorted(folders.loops())}
+    ("id", its id), ("bytes", sha256 of its LF bytes), and for a loop that made attempts its clock_keys. COPIES: loop
+    folders the loop check found to be byte copies of another beside them (said as such), left out."""
+    loops = {name: where / "loop-runs" / name / "loop.json" for name in sorted(folders.loops()) if name not in copies}
     runs = {name: where / "runs" / name / "run.json" for name in sorted(folders.runs())}
     keys, parsed = [], {}
     for rel in [*loops.values(), *runs.values()]:

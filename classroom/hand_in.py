@@ -16,10 +16,10 @@ check skips too) stay out and are named on stderr. One more file at the top, han
 was packed and the row printed; the teacher's check reads only the evidence, never this file.
 
 Imports nothing of what it packs (loop_lab.py, harness.py, export_review.py, machinery/). What it shares: cli.py's
-plumbing (reading a file that must be a regular one, output, paths shown from the current folder), the class
-check's row of one workspace and of the ZIP read back (check.workspace_row, check.entry_row) with its console text
-(classroom/report.py), the intake's name rules (classroom/intake.py: Windows names, the student in a file name),
-and verifier/records.py's disk_key and visible (names as a disk compares them, a name shown on stderr).
+plumbing (reading a file that must be a regular one, output and what it shows escaped, paths shown from the
+current folder), the class check's row of one workspace and of the ZIP read back (check.workspace_row,
+check.entry_row) with its console text (classroom/report.py), the intake's name rules (classroom/intake.py:
+Windows names, the student in a file name), and verifier/records.py's disk_key (names as a disk compares them).
 """
 import json
 import os
@@ -33,8 +33,8 @@ from classroom.check import entry_row, teacher_course, workspace_row
 from classroom.intake import WINDOWS_RESERVED, student_and_id, windows_device
 from classroom.report import row_text
 from cli import (EXIT_OK, EXIT_STOP, EXIT_USAGE, EvidenceError, command, display_path, entry_kind, gloss, print_json,
-                 read_evidence, say)
-from verifier.records import disk_key, visible
+                 read_evidence, say, visible)
+from verifier.records import disk_key
 
 ROOT = Path(__file__).resolve().parent.parent  # the workspace, which holds this package
 EVIDENCE = ("loop-runs", "runs")

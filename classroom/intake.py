@@ -29,7 +29,7 @@ from io import BytesIO
 from pathlib import Path, PurePosixPath
 
 from classroom.platforms import CANVAS, DOCUMENTS, JUNK, MOODLE, plain_student
-from cli import EvidenceError, entry_kind, gloss, read_evidence
+from cli import EvidenceError, entry_kind, gloss, read_evidence, visible
 from verifier.records import disk_key
 
 MAX_DEPTH = 4                    # folders between the submission and its workspace (Extract All adds one or two)
@@ -387,7 +387,7 @@ def member_unreadable(info):
 
 
 def visible_name(name):
-    text = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in name)
+    text = visible(name)
     return text if len(text) <= 120 else f"{text[:120]}…（共 {len(text)} 个字符）"
 
 

@@ -95,7 +95,7 @@ def edited(root, course):
     """The Edited of the workspace ROOT whose course files are COURSE (a CourseFiles: the ones its check compares
     with), or None: they are a released version, or no loop here recorded one (then nothing tells what the teacher
     holds). Of the releases the loops recorded, the one latest in the table is the reference."""
-    known = releases.known()
+    known = releases.names()
     here = course.entries()
     if combined_fingerprint(here) in known:
         return None

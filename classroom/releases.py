@@ -3,8 +3,11 @@
 Part of verify_loop's class check. A loop records the hash of every course file it ran on (its context); when
 they differ from the teacher's copy, the loop is either from an edited workspace or from an earlier release of
 the course. classroom/releases.json keeps, for each release, the combined fingerprint of its course files
-(verifier/records.py's combined_fingerprint of the files the loop watches) and the release's name; a loop whose files
-match one of them was made with an older version of the workspace: a person's call, never "altered".
+(verifier/records.py's combined_fingerprint of the files the loop watches), the release's name and the schema its
+loop writes (entries made before the table kept it hold the name alone: their loops wrote loop-run/3 or older). A
+loop whose files match one of them was made with an older version of the workspace: judged on those files (what
+they change is a person's call, never "altered"), every other rule as for today's; a record of another schema than
+its release's loop writes had its context swapped.
 
 Making a release adds its line (docs/loop/TEACHER.md「发布新版本」):
 
@@ -16,14 +19,15 @@ import json
 import sys
 from pathlib import Path
 
-from verifier.records import LOOP_FILES, combined_fingerprint, file_sha256
+from verifier.records import LOOP_FILES, SCHEMA, combined_fingerprint, file_sha256
 
 TABLE = Path(__file__).resolve().with_name("releases.json")
 _known = None
 
 
 def known():
-    """{fingerprint: release name} of every earlier release (read once)."""
+    """{fingerprint: release} of every earlier release (read once): {"release": name, "schema": its loop's}, or the
+    name alone for the entries made before the table kept the schema."""
     global _known
     if _known is None:
         try:
@@ -33,13 +37,21 @@ def known():
     return _known
 
 
-def release_of(record):
-    """The name of the earlier release whose course files a loop RECORD ran on, or None."""
-    context = record.get("context") if type(record) is dict else None
-    entries = context.get("entries") if type(context) is dict else None
+def names():
+    """{fingerprint: release name} of every earlier release, in the table's order, whatever form its entry has."""
+    return {fingerprint: release["release"] if type(release) is dict else release
+            for fingerprint, release in known().items()}
+
+
+def release_of(entries):
+    """(name, schema its loop writes or None when the table does not say) of the earlier release whose course files
+    are ENTRIES (a loop record's context entries: path -> sha256), or None."""
     if type(entries) is not dict or not all(type(key) is str and type(value) is str for key, value in entries.items()):
         return None
-    return known().get(combined_fingerprint(entries))
+    release = known().get(combined_fingerprint(entries))
+    if type(release) is dict and type(release.get("release")) is str:
+        return release["release"], release.get("schema") if type(release.get("schema")) is str else None
+    return (release, None) if type(release) is str else None
 
 
 def current_fingerprint(root):
@@ -53,9 +65,9 @@ def main(argv):
         return 2
     table = json.loads(TABLE.read_text(encoding="utf-8"))
     fingerprint = current_fingerprint(TABLE.parent.parent)
-    table["releases"][fingerprint] = argv[0].strip()
+    table["releases"][fingerprint] = {"release": argv[0].strip(), "schema": SCHEMA}
     TABLE.write_bytes((json.dumps(table, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
-    print(json.dumps({"release": argv[0].strip(), "fingerprint": fingerprint}, ensure_ascii=False))
+    print(json.dumps({"release": argv[0].strip(), "schema": SCHEMA, "fingerprint": fingerprint}, ensure_ascii=False))
     return 0
 
 

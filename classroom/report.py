@@ -2,12 +2,14 @@
 
 Part of verify_loop's class check (classroom/check.py decides every result; this file only renders them and guards
 where they are written). Everything a student controls (entry names, loop and file names, strings from records)
-is escaped for where it goes: on the console and in the CSV a control or bidirectional character is shown as its
-escape; in Markdown `|`, backticks, HTML and the other marks are escaped too; a CSV cell that a spreadsheet would
-run as a formula is neutralised; a long string is cut with its length shown. (stdout's one JSON line per submission
-is cli.print_json's, with U+2028 and U+2029 escaped.) What it shares: cli.py's plumbing (paths shown from the
-current folder, the kinds of file-system entries), verifier/records.py's CASES, visible() and is_link(), and
-classroom/intake.py's list of Windows device names (a feedback file must not be called CON.md).
+is escaped for where it goes: on the console, in the CSV and in Markdown every character cli.visible() escapes (C0
+and C1 controls, bidirectional and other invisible characters) is shown as its escape; in Markdown `|`, backticks,
+HTML and the other marks are escaped too; a CSV cell that a spreadsheet would run as a formula is neutralised; a
+long string is cut with its length shown. (stdout's one JSON line per submission
+is cli.print_json's, the same characters escaped the JSON way.) What it shares: cli.py's plumbing (paths shown from
+the current folder, the kinds of file-system entries, the one rule of what is shown escaped: visible()),
+verifier/records.py's CASES and is_link(), and classroom/intake.py's list of Windows device names (a feedback file
+must not be called CON.md).
 """
 import csv
 import io
@@ -16,8 +18,8 @@ import re
 from pathlib import Path
 
 from classroom.intake import windows_device
-from cli import display_path, entry_kind
-from verifier.records import CASES, disk_key, is_link, visible
+from cli import display_path, entry_kind, visible
+from verifier.records import CASES, disk_key, is_link
 
 CASE_NAMES = [case for case, _, _ in CASES]
 RESULTS = ("pass", "incomplete", "fail", "needs_human", "packaging")

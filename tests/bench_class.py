@@ -108,7 +108,10 @@ def own_ids(files, number):
 def own_record(data, later):
     record = json.loads(data)
     record["id"] = secrets.token_hex(16)
-    for entry, field in [(record, "elapsed_seconds"), (record, "duration_seconds"),
+    for entry, field in [(record, "elapsed_seconds"),  # a child's duration is a span: it stays
+                         *((segment, "elapsed_seconds") for segment in record.get("segments", [])),
+                         *((attempt["decision"], "decided_offset") for attempt in record.get("attempts", [])
+                           if attempt.get("decision")),
                          *((attempt, field) for attempt in record.get("attempts", [])
                            for field in ("started_offset", "finished_offset"))]:
         if type(entry.get(field)) in (int, float):

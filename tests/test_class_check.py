@@ -72,7 +72,10 @@ def fresh_ids(folder):
         if not record.get("id"):
             continue
         record["id"] = secrets.token_hex(16)
-        for entry, field in [(record, "elapsed_seconds"), (record, "duration_seconds"),
+        for entry, field in [(record, "elapsed_seconds"),  # a child's duration is a span: it stays
+                             *((segment, "elapsed_seconds") for segment in record.get("segments", [])),
+                             *((attempt["decision"], "decided_offset") for attempt in record.get("attempts", [])
+                               if attempt.get("decision")),
                              *((attempt, field) for attempt in record.get("attempts", [])
                                for field in ("started_offset", "finished_offset"))]:
             if type(entry.get(field)) in (int, float):
@@ -313,6 +316,16 @@ class ClassCheckTest(SharedWorkspaceTestCase):
         self.student(yan / "尤一")
         shutil.copytree(yan / "尤一" / "loop-runs" / "repair-01", yan / "尤一" / "loop-runs" / "repair-09")
         row = class_check.workspace_row(yan / "尤一", "尤一", course=class_check.TeacherCourse(self.root))
+        self.assertEqual(row["result"], "needs_human", row)  # a byte copy of a folder: named, never a forgery
+        self.assertEqual([p for p in row["problems"] if "repair-09" in p], [
+            "loop-runs/repair-09：loop-runs/repair-09 是 loop-runs/repair-01 的一份逐字节相同的副本（云同步或在资源管理器里"
+            "复制文件夹时会这样）：它不是另一个循环，也不是改动；核对的是 loop-runs/repair-01 本身。请删掉这份副本"
+            "（或把它移出 loop-runs/）再交。"])
+        text = json.loads((yan / "尤一" / "loop-runs" / "repair-09" / "loop.json").read_text(encoding="utf-8"))
+        text["semantic_review"] = "approved"  # no longer a byte copy: a renamed, edited record fails as ever
+        forge(yan / "尤一" / "loop-runs" / "repair-09" / "loop.json", lambda rec: rec.update(text))
+        row = class_check.workspace_row(yan / "尤一", "尤一", course=class_check.TeacherCourse(self.root))
+        self.assertEqual(row["result"], "fail", row)
         inside = [p for p in row["problems"] if p.startswith("提交里有几处是同一份记录：")]
         self.assertEqual(len(inside), 1, row["problems"])
         self.assertIn("loop-runs/repair-01/loop.json 与 loop-runs/repair-09/loop.json", inside[0])
@@ -506,7 +519,8 @@ class ClassOutputsTest(SharedWorkspaceTestCase):
         note = "注意：至少一半的提交记录的 docs/loop/TASK.md 彼此相同，却与老师的课程文件不同：多半是老师工作区的课程版本"
         self.assertTrue(stderr.startswith(note), stderr)
         self.assertIn(note, (self.root / "later.md").read_text(encoding="utf-8"))
-        with mock.patch.object(releases, "_known", {students_version: "2026-12-01"}):  # an earlier release
+        earlier = {students_version: {"release": "2026-12-01", "schema": "loop-run/4"}}  # an earlier release
+        with mock.patch.object(releases, "_known", earlier):
             code, stdout, stderr = self.run_class("--class", "later", "--feedback", "later-feedback")
         rows = [json.loads(line) for line in stdout.splitlines()]
         self.assertEqual([row["result"] for row in rows], ["needs_human", "needs_human"])

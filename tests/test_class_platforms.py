@@ -86,7 +86,8 @@ class PlatformsTest(SharedWorkspaceTestCase):
         (cls.student(cd / "lesson-14-qianqi") / ".git").mkdir()
         cls.student(cd / "孙八", "older")
         (cd / "名单.csv").write_bytes("姓名\n张三\n".encode("utf-8"))
-        with mock.patch.object(releases, "_known", {cls.earlier_release: "2026-11-30"}):
+        earlier = {cls.earlier_release: {"release": "2026-11-30", "schema": "loop-run/4"}}
+        with mock.patch.object(releases, "_known", earlier):
             cls.code, cls.stdout, cls.stderr = in_process(cls.root, "--class", cd.name, "--report", "mixed.md",
                                                           "--csv", "mixed.csv", "--feedback", "mixed-feedback")
 

@@ -32,9 +32,9 @@ def other_ids(folder, at=-1):
 
 
 def replay(folder, shift, at):
-    """Every wall time of every record under FOLDER moved by SHIFT(loop name), a timedelta, the same for a loop and
-    its children (so the one-loop check still passes), and every id's hex digit AT changed: a classmate's loops
-    replayed."""
+    """Every wall time of every record under FOLDER (a segment's wall_minus_monotonic too) moved by SHIFT(loop name), a
+    timedelta, the same for a loop and its children (so the one-loop check still passes), and every id's hex digit
+    AT changed: a classmate's loops replayed."""
     for path in [*Path(folder).glob("loop-runs/*/loop.json"), *Path(folder).glob("runs/*/run.json")]:
         loop = path.parent.name if path.name == "loop.json" else path.parent.name.rpartition("-")[0]
         text = path.read_text(encoding="utf-8")
@@ -42,6 +42,8 @@ def replay(folder, shift, at):
             (datetime.datetime.strptime(found[1], "%Y-%m-%dT%H:%M:%SZ") + shift(loop)).strftime("%Y-%m-%dT%H:%M:%SZ")),
                        text)
         assert moved != text, path  # every record says when it ran
+        moved = re.sub(r'"wall_minus_monotonic": ([0-9.]+)', lambda found: '"wall_minus_monotonic": ' + str(
+            round(float(found[1]) + shift(loop).total_seconds(), 3)), moved)  # the same reading as its start
         path.write_bytes(moved.encode("utf-8"))
     other_ids(folder, at)
 

@@ -39,6 +39,12 @@ def decision(next_, reason, why="测试里改写的决定"):
     return {"next": next_, "reason": reason, "why": why}
 
 
+def forge_decision(entry, forged):
+    """ENTRY's decision replaced by FORGED, keeping the reading taken when it was made (a dict's only)."""
+    entry["decision"] = dict(forged, decided_offset=entry["decision"]["decided_offset"]) if type(forged) is dict \
+        else forged
+
+
 class ExplainTestCase(SharedWorkspaceTestCase):
     @classmethod
     def setUpClass(cls):
@@ -132,7 +138,7 @@ class DecisionTest(ExplainTestCase):
         )
         for name, index, forged, fragment in forgeries:
             with self.subTest(name=name, decision=forged), \
-                    self.forged(name, lambda rec: rec["attempts"][index].update(decision=forged)):
+                    self.forged(name, lambda rec: forge_decision(rec["attempts"][index], forged)):
                 self.assertFails(name, fragment, "决定与证据不符")
 
     def test_a_decision_must_be_shaped_and_say_why(self):
@@ -140,7 +146,7 @@ class DecisionTest(ExplainTestCase):
                        decision("continue", "first_failure", why=" "), {"next": "continue", "reason": "first_failure"},
                        "continue"):
             with self.subTest(decision=forged), \
-                    self.forged("budget", lambda rec: rec["attempts"][0].update(decision=forged)):
+                    self.forged("budget", lambda rec: forge_decision(rec["attempts"][0], forged)):
                 self.assertFails("budget", "attempts 第 1 项 的 decision")
 
     def test_the_last_stop_decided_is_the_loops_stop(self):
@@ -227,7 +233,8 @@ class TimeoutTest(ExplainTestCase):
             attempt = rec["attempts"][1]
             attempt.update(state="timed_out", status=None, feedback=None,
                            finished_offset=round(attempt["started_offset"] + 1.5, 3),
-                           decision=decision("stop", "attempt_timeout"),
+                           decision=dict(decision("stop", "attempt_timeout"),
+                                         decided_offset=round(attempt["started_offset"] + 1.5, 3)),
                            timeout={"seconds": 1, "waited_seconds": 1.2,
                                     "inventory": {"exists": False, "run_status": None, "files": []}})
             rec["budget"]["attempt_timeout"] = 1
@@ -295,7 +302,7 @@ class ExplainTest(ExplainTestCase):
         self.assertNotRegex(account, r"None|missing|null")
 
     def test_the_loops_claim_is_shown_beside_the_verifiers(self):
-        with self.forged("stuck", lambda rec: rec["attempts"][1].update(decision=decision("stop", "mechanical_pass"))):
+        with self.forged("stuck", lambda rec: forge_decision(rec["attempts"][1], decision("stop", "mechanical_pass"))):
             code, _stdout, stderr = self.main("loop-runs/stuck", "--explain")
         self.assertEqual(code, 1)
         self.assertIn("  决定：停止 stalled/repeated_failure", stderr)

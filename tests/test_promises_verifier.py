@@ -1,9 +1,9 @@
 """The loop verifier's promises that tests/mutation.py found unguarded: each test fails with its mutant applied.
 
 Loops are made in-process with run_loop in one shared copy of the workspace (as test_verify_loop does). Where
-a loop must take time, its clocks stand still but for SHIFT seconds added once a child has run: the
-monotonic reading and the wall clock move together, so the honest record passes and only the forged field
-is wrong. Then the record (or a child) is edited as a forger would, and verify_loop is asked again.
+a loop must take time, its clocks stand still but for SHIFT seconds a child takes: its own run.json says so, and
+the loop's monotonic reading and wall clock move on with it, so the honest record passes and only the forged
+field is wrong. Then the record (or a child) is edited as a forger would, and verify_loop is asked again.
 """
 import contextlib
 import io
@@ -16,7 +16,7 @@ import unittest
 import harness
 import loop_lab
 from tests import test_verifier_holes as holes
-from tests.test_verify_loop import VerifyTestCase, as_old_record, as_record_of_16_files
+from tests.test_verify_loop import VerifyTestCase, as_old_record, as_record_of_16_files, lasting
 
 SHIFT = 40  # seconds a child "takes" on the shifted clocks: beyond the default 30 s budget
 WHY = "循环这样停下的原因足够长，能让人据此决定。"
@@ -34,14 +34,9 @@ class PromiseTestCase(VerifyTestCase):
         super(VerifyTestCase, cls).setUpClass()
 
     def shifted(self, name, scenario, after=(1,), seconds=SHIFT, **options):
-        """Loop NAME on clocks that stand still, but move on by SECONDS once attempt N in AFTER has run its child."""
+        """Loop NAME on clocks that stand still, but for the SECONDS the child of each attempt N in AFTER takes."""
         started, shift = time.time(), []
-
-        def run_child(root, run_name, sample):
-            child = harness.run_harness(root, run_name, sample)
-            if int(run_name[-2:]) in after:
-                shift.append(seconds)
-            return child
+        run_child = lasting(seconds, shift, slow=lambda run_name: int(run_name[-2:]) in after)
         with contextlib.redirect_stderr(io.StringIO()):
             record, _ = loop_lab.run_loop(self.root, name, scenario, clock=lambda: sum(shift),
                                           wall=lambda: started + sum(shift), run_child=run_child, **options)
@@ -83,7 +78,7 @@ class TimeoutPromiseTest(PromiseTestCase):
                 state="timed_out", status=None, feedback=None,
                 timeout={"seconds": 5, "waited_seconds": 5.2, "inventory": {"exists": True, "run_status": None,
                                                                             "files": []}},
-                decision={"next": "stop", "reason": "attempt_timeout", "why": WHY})
+                decision=dict(rec["attempts"][number - 1]["decision"], next="stop", reason="attempt_timeout", why=WHY))
             inspect = [f"loop-runs/{rec['run']}/loop.json"] + [f"{a['child_run']}/run.json" for a in rec["attempts"]]
             rec.update(status="needs_human", reason="attempt_timeout", error_type=None,
                        handoff={"stopped_at": "第 1 次尝试到单次时限", "done": ["导出"], "inspect": inspect, "decide": WHY})
@@ -124,8 +119,17 @@ class ChildPromiseTest(PromiseTestCase):
         self.shifted("stepped", "semantic")
         child = self.root / "runs" / "stepped-01" / "run.json"
         self.keep(child)
-        rewrite(child, lambda run: run.update(duration_seconds=100))  # one clock step between its two readings
+        # one clock step between its two wall readings: its own monotonic clock says 10 s less than they do
+        rewrite(child, lambda run: run.update(duration_seconds=round(run["duration_seconds"] - 10, 3)))
         self.assertResult("stepped", "needs_human", "runs/stepped-01 需要人工查看")
+
+    def test_a_child_longer_than_its_attempt_is_no_clock_step(self):
+        self.shifted("longer", "semantic")
+        child = self.root / "runs" / "longer-01" / "run.json"
+        self.keep(child)
+        rewrite(child, lambda run: run.update(duration_seconds=100))  # the attempt's own readings are 40 s apart
+        self.assertResult("longer", "fail", "第 1 次尝试的子运行自己的单调时钟量得它运行了 100 秒")
+        self.assertNotIn("需要人工查看", " ".join(self.verdict("longer")["problems"]))
 
     def test_an_earlier_child_that_fails_its_check_fails_the_loop_whatever_stopped_it(self):
         def run_child(root, name, sample):

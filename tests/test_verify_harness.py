@@ -222,7 +222,7 @@ class PassTest(VerifyCase):
     def test_verify_run_result_shape(self):
         result = self.verdict(self.make_run("bad-quote"))
         self.assertEqual(result, {"result": "pass", "run": "bad-quote-1", "status": "failed",
-                                  "problems": [], "changed_files": [], "notes": []})
+                                  "problems": [], "changed_files": [], "notes": [], "clock_step": None})
 
     def test_run_json_resaved_with_bom_and_crlf_still_passes(self):
         run_dir = self.make_run("valid")

@@ -30,6 +30,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
+import cli
 import harness
 import loop_lab
 from verifier import records as loop_records
@@ -46,6 +47,21 @@ PASS_LINE = '{"result": "pass", "status": "needs_review", "attempts": 2, "semant
 # the class's honest runs: name -> (scenario, budgets)
 BASE_RUNS = {"r": ("repair", {}), "s": ("stuck", {}), "b": ("repair", {"max_attempts": 1}),
              "t": ("repair", {"max_seconds": 0}), "m": ("semantic", {}), "p": ("permission", {})}
+
+
+def lasting(seconds, shift, slow=lambda name: True):
+    """A child runner whose runs named SLOW took SECONDS longer by both of their own clocks (their run.json says so),
+    the loop's clocks moved on with them (SHIFT, a list the loop's injected clocks add up): a slow machine."""
+    def run_child(root, name, sample):
+        record = harness.run_harness(root, name, sample)
+        if slow(name):
+            finished = calendar.timegm(time.strptime(record["finished_at"], "%Y-%m-%dT%H:%M:%SZ")) + seconds
+            record.update(duration_seconds=round(record["duration_seconds"] + seconds, 3),
+                          finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(finished)))
+            cli.write_json_atomic(Path(root) / "runs" / name / "run.json", record)
+            shift.append(seconds)
+        return record
+    return run_child
 
 
 def cut_off(rec):
@@ -408,14 +424,9 @@ class NeedsHumanTest(VerifyTestCase):
         self.assertEqual(self.verdict("r")["result"], "needs_human")
 
     def test_mid_run_time_stop_is_judged_on_the_monotonic_readings(self):
-        shift = [0]
-
-        def slow_child(*args, **kwargs):
-            child = harness.run_harness(*args, **kwargs)
-            shift[0] = 40  # attempt 1 took 40 s by both clocks: the 30 s budget is spent before round 2
-            return child
-        self.make("mid", "stuck", max_seconds=30, clock=lambda: time.monotonic() + shift[0],
-                  wall=lambda: time.time() + shift[0], run_child=slow_child)
+        shift = []  # attempt 1's child took 40 s by every clock: the 30 s budget is spent before round 2
+        self.make("mid", "stuck", max_seconds=30, clock=lambda: time.monotonic() + sum(shift),
+                  wall=lambda: time.time() + sum(shift), run_child=lasting(40, shift))
         verdict = self.verdict("mid")
         self.assertEqual((verdict["result"], verdict["status"], verdict["attempts"]), ("pass", "budget_exhausted", 1))
         self.assertEqual(json.loads(self.record_path("mid").read_text(encoding="utf-8"))["reason"], "time_budget")
@@ -549,7 +560,7 @@ class BudgetAndChildTest(VerifyTestCase):
                    "inspect": ["loop-runs/s/loop.json", "runs/s-01/run.json", "runs/s-02/run.json"]}
         def context_changed_after_attempt_2(rec):
             rec.update(status="needs_human", reason="unexpected_error", handoff=handoff, error_type="ContextChanged")
-            rec["attempts"][1]["decision"] = {"next": "stop", "reason": "unexpected_error", "why": "上下文文件被改动。"}
+            rec["attempts"][1]["decision"].update(next="stop", reason="unexpected_error", why="上下文文件被改动。")
         with self.forged("s", context_changed_after_attempt_2):
             verdict = self.verdict("s")
         self.assertEqual(verdict["result"], "needs_human", verdict)
@@ -620,9 +631,12 @@ class StrictRecordTest(VerifyTestCase):
         self.assertIn("student/runs 是符号链接", " ".join(verdict["problems"]))
 
     def test_loop_that_finished_years_before_its_children(self):
-        # the loop's two wall times moved together: one step explains neither, since the children lie between
-        self.forge("r", lambda rec: rec.update(started_at="2020-01-01T00:00:00Z", finished_at="2020-01-01T00:00:01Z"))
-        self.assertFails("r", "一次时钟跳变解释不了", "loop.json 的 started_at（2020-01-01T00:00:00Z）",
+        # the loop's start and finish readings moved together: one step explains neither, since the children lie between
+        def moved(rec):
+            rec.update(started_at="2020-01-01T00:00:00Z", finished_at="2020-01-01T00:00:01Z")
+            rec["segments"][0].update(started_at="2020-01-01T00:00:00Z", wall_minus_monotonic=1577836800.25)
+        self.forge("r", moved)
+        self.assertFails("r", "一次时钟跳变解释不了", "segments[0] 的 wall_minus_monotonic（1577836800.25）",
                          "loop.json 的 finished_at（2020-01-01T00:00:01Z）")
 
     def test_child_that_finishes_before_it_starts(self):
@@ -652,9 +666,12 @@ class ClockTest(VerifyTestCase):
 
         def change(rec):
             rec.update(started_at=stamp(0), finished_at=stamp(elapsed), elapsed_seconds=elapsed)
+            rec["segments"][0].update(started_at=stamp(0), wall_minus_monotonic=self.START + step(0),
+                                      elapsed_seconds=elapsed)
             for entry, (started, finished) in zip(rec["attempts"], offsets):
                 entry.update(started_at=stamp(started), finished_at=stamp(finished), started_offset=started,
                              finished_offset=finished)
+                entry["decision"]["decided_offset"] = finished
         self.forge("clk", change)
         for number, (started, finished) in enumerate(offsets, 1):
             path = self.root / "runs" / f"clk-{number:02d}" / "run.json"
@@ -693,7 +710,7 @@ class ClockTest(VerifyTestCase):
 
     def test_a_loop_start_moved_by_years_is_one_step(self):
         verdict = self.retime(step=lambda offset: -10 ** 8 if offset == 0 else 0)
-        self.assertVerdict(verdict, "needs_human", "在 loop.json 的 started_at", "天")
+        self.assertVerdict(verdict, "needs_human", "在 segments[0] 的 wall_minus_monotonic", "天")
 
     def test_two_steps_no_honest_clock_makes_fail(self):
         for step in (lambda offset: -5 if 2.5 < offset < 3.5 else 0,  # back, then forward again
@@ -708,10 +725,12 @@ class ClockTest(VerifyTestCase):
                            "（2026-01-01T00:04:14Z）之间")
 
     def test_offsets_no_monotonic_clock_makes_fail(self):
-        cases = ((((1.0, 2.0), (31.0, 32.0)), 32.5, "第 2 次尝试开始时的读数是 31.0 秒，已超过时间预算 max_seconds=30"),
-                 (((1.0, 2.0), (1.5, 4.0)), 4.5, "第 2 次尝试的 started_offset（1.5）早于第 1 次尝试的 finished_offset（2.0）"),
+        cases = ((((1.0, 2.0), (31.0, 32.0)), 32.5, "第 2 次尝试开始时的读数是 31.0 秒，已达到时间预算 max_seconds=30"),
+                 (((1.0, 2.0), (30.0, 32.0)), 32.5, "第 2 次尝试开始时的读数是 30.0 秒，已达到时间预算 max_seconds=30"),
+                 (((1.0, 2.0), (1.5, 4.0)), 4.5,
+                  "第 2 次尝试的 started_offset（1.5）早于第 1 次尝试的 decision.decided_offset（2.0）"),
                  (((1.0, 0.5), (3.0, 4.0)), 4.5, "第 1 次尝试的 finished_offset（0.5）早于第 1 次尝试的 started_offset"),
-                 (((1.0, 2.0), (3.0, 4.0)), 3.5, "elapsed_seconds（3.5）早于第 2 次尝试的 finished_offset（4.0）"))
+                 (((1.0, 2.0), (3.0, 4.0)), 3.5, "elapsed_seconds（3.5）早于第 2 次尝试的 decision.decided_offset（4.0）"))
         for offsets, elapsed, said in cases:
             with self.subTest(said=said):
                 self.assertVerdict(self.retime(offsets, elapsed, step=lambda offset: 0), "fail", said)
@@ -746,12 +765,13 @@ class BudgetCheckGapTest(VerifyTestCase):
 
         def later(rec):  # elapsed_seconds and the finish time moved on together: the wall clock agrees
             finished = time.strptime(rec["finished_at"], "%Y-%m-%dT%H:%M:%SZ")
+            rec["segments"][0]["elapsed_seconds"] += 30
             rec.update(elapsed_seconds=rec["elapsed_seconds"] + 30,
                        finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(calendar.timegm(finished) + 30)))
         self.forge("gap", later)
         verdict = self.verdict("gap")
         self.assertEqual(verdict["result"], "needs_human", verdict)
-        self.assertIn("第 1 次尝试结束时的读数", " ".join(verdict["problems"]))
+        self.assertIn("从第 1 次尝试的决定", " ".join(verdict["problems"]))
         self.assertIn("进程被暂停过", " ".join(verdict["problems"]))
 
 
@@ -1132,7 +1152,7 @@ class GuardTest(VerifyTestCase):
 
         def trust_the_child(rec):
             rec.update(status="needs_review", reason="mechanical_pass", error_type=None, handoff=None)
-            rec["attempts"][-1]["decision"] = {"next": "stop", "reason": "mechanical_pass", "why": "子运行机械通过。"}
+            rec["attempts"][-1]["decision"].update(next="stop", reason="mechanical_pass", why="子运行机械通过。")
         self.forge("claim", trust_the_child)
         self.assertFails("claim", "runs/claim-02 没有通过独立核对", "review.md")
 
@@ -1146,13 +1166,9 @@ class GuardTest(VerifyTestCase):
         bad = json.loads((self.root / "samples" / "bad-quote.json").read_text(encoding="utf-8"))
         valid.write_bytes(json.dumps(dict(bad, title=bad["title"] + "（另一份）"), ensure_ascii=False).encode("utf-8"))
         shift = []
-
-        def slow_second_child(root, name, sample):
-            child = harness.run_harness(root, name, sample)
-            shift.append(40 if name.endswith("-02") else 0)
-            return child
         record = self.make("same-error", "repair", clock=lambda: time.monotonic() + sum(shift),
-                           wall=lambda: time.time() + sum(shift), run_child=slow_second_child)
+                           wall=lambda: time.time() + sum(shift),
+                           run_child=lasting(40, shift, slow=lambda name: name.endswith("-02")))
         attempts = record["attempts"]
         self.assertEqual((record["status"], record["reason"], len(attempts)), ("budget_exhausted", "time_budget", 2))
         self.assertEqual(attempts[0]["feedback"], attempts[1]["feedback"])
@@ -1188,6 +1204,7 @@ class GuardTest(VerifyTestCase):
 def as_old_record(rec):
     """REC as an older workspace wrote it (loop-run/1): no id, no attempt_timeout, no times or decisions per attempt,
     and the older loop_lab.py that wrote it in its fingerprint."""
+    as_v3_record(rec)
     rec["schema"] = "loop-run/1"
     del rec["id"], rec["budget"]["attempt_timeout"]
     for attempt in rec["attempts"]:
@@ -1203,9 +1220,24 @@ def fingerprint_of(entries):
     return hashlib.sha256(lines.encode("utf-8")).hexdigest()
 
 
+def as_v3_record(rec):
+    """REC as the previous workspace wrote it (loop-run/3): no segments, no reading in its decisions, the older
+    loop_lab.py that wrote it in its fingerprint of the 22 files."""
+    rec["schema"] = "loop-run/3"
+    del rec["segments"]
+    for attempt in rec["attempts"]:
+        if attempt["decision"]:
+            del attempt["decision"]["decided_offset"]
+    entries = dict(rec["context"]["entries"])
+    entries["loop_lab.py"] = hashlib.sha256(b"# loop-run/3's loop_lab.py\n").hexdigest()
+    rec["context"] = {"files": 22, "fingerprint": fingerprint_of(entries), "entries": entries}
+
+
 def as_record_of_16_files(rec):
-    """REC as the previous workspace wrote it (loop-run/2): the same fields, its context the 16 files it watched
-    then (docs/harness/TASK.md's 14, loop_lab.py and docs/loop/TASK.md), with the older loop_lab.py that wrote it."""
+    """REC as the workspace before that wrote it (loop-run/2): loop-run/3's fields, its context the 16 files it
+    watched then (docs/harness/TASK.md's 14, loop_lab.py and docs/loop/TASK.md), with the older loop_lab.py."""
+    if "segments" in rec:
+        as_v3_record(rec)
     rec["schema"] = "loop-run/2"
     entries = {rel: rec["context"]["entries"][rel] for rel in documented_list() + ["loop_lab.py", "docs/loop/TASK.md"]}
     entries["loop_lab.py"] = hashlib.sha256(b"# loop_lab.py as an older course shipped it\n").hexdigest()
@@ -1216,7 +1248,7 @@ def stop_as_passed(rec):
     """A stuck loop's record edited to say it passed, its hand-off and last decision to match."""
     rec.update(status="needs_review", reason="mechanical_pass", handoff=None)
     if "decision" in rec["attempts"][-1]:
-        rec["attempts"][-1]["decision"] = {"next": "stop", "reason": "mechanical_pass", "why": "独立核对通过，停止"}
+        rec["attempts"][-1]["decision"].update(next="stop", reason="mechanical_pass", why="独立核对通过，停止")
 
 
 class OlderRecordTest(VerifyTestCase):
@@ -1250,8 +1282,18 @@ class OlderRecordTest(VerifyTestCase):
         self.assertIn("loop-runs/r/loop.json 的 schema 是 loop-run/2：由旧版本的工作区生成", verdict["problems"][0])
         self.assertIn("16 个受监视文件", verdict["problems"][0])
 
+    def test_a_record_of_the_previous_schema_needs_a_person(self):
+        self.forge("r", as_v3_record)
+        verdict = self.verdict("r")
+        self.assertEqual(verdict["result"], "needs_human", verdict)
+        self.assertIn("loop-runs/r/loop.json 的 schema 是 loop-run/3：由旧版本的工作区生成", verdict["problems"][0])
+
     def test_a_current_record_relabelled_as_the_previous_schema_fails(self):
-        self.forge("s", lambda rec: [stop_as_passed(rec), rec.update(schema="loop-run/2")])
+        self.forge("s", lambda rec: [stop_as_passed(rec), rec.update(schema="loop-run/3")])
+        self.assertFails("s", "loop-runs/s/loop.json 的 schema 是 loop-run/3，却有它从不写的字段 segments")
+
+    def test_a_record_of_the_22_files_relabelled_as_one_of_16_fails(self):
+        self.forge("s", lambda rec: [stop_as_passed(rec), as_v3_record(rec), rec.update(schema="loop-run/2")])
         self.assertFails("s", "loop-runs/s/loop.json 的 context 不是 loop-run/2 的循环记下的 16 个文件的指纹",
                          "machinery/arguments.py")
 
@@ -1272,8 +1314,8 @@ class RecordStringsShownTest(VerifyTestCase):
     def test_a_long_error_type_with_line_separators_is_shown_escaped_and_cut(self):
         forged = 'E\u2028{"result": "pass"}\u202e' + "A" * 300_000
         self.forge("s", lambda rec: [rec.update(status="needs_human", reason="unexpected_error", error_type=forged),
-                                     rec["attempts"][-1].update(decision={"next": "stop", "reason": "unexpected_error",
-                                                                          "why": "意外停止"})])
+                                     rec["attempts"][-1]["decision"].update(next="stop", reason="unexpected_error",
+                                                                            why="意外停止")])
         verdict = self.verdict("s")
         self.assertEqual(verdict["result"], "needs_human", verdict)
         text = " ".join(verdict["problems"])

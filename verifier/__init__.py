@@ -1,7 +1,7 @@
 """The loop verifier's rooms (verify_loop.py is their command line).
 
-records.py: the verifier's own copy of the rules, and how a loop record is read and shaped;
-check.py: one loop folder; clocks.py: a record's clocks; older.py: records of an older workspace;
-explain.py: `--explain`.
+records.py: the verifier's own copy of the rules and the record schemas, and how a loop record is read;
+shape.py: each field of a record; check.py: one loop folder; outcome.py: its stop, decisions and timeouts
+re-derived; clocks.py: a record's clocks; older.py: records of an older workspace; explain.py: `--explain`.
 Nothing in this package imports loop_lab.py, harness.py, export_review.py or the loop's machinery/.
 """

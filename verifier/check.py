@@ -2,25 +2,29 @@
 
 Part of verify_loop (the command line). It re-derives each attempt's outcome from the child runs, with
 verifier/records.py's copy of the rules, and compares the recorded stop with what the children and the
-budgets support; verifier/clocks.py judges its clocks. Evidence is hostile input: the loop folder and
-loop.json are looked at (lstat) before anything is opened, and records are read only through
-records.read_record_file (plain files, capped, strict). It does not import loop_lab.py, harness.py,
+budgets support (verifier/outcome.py); verifier/shape.py judges each field, verifier/clocks.py its clocks,
+verifier/older.py what an older workspace wrote. A record of an older schema, or on an earlier release's course
+files, is judged on the files it says it ran on: only what they change is for a person. Evidence is hostile
+input: the loop folder and loop.json are looked at (lstat) before anything is opened, and records are read only
+through records.read_record_file (plain files, capped, strict). It does not import loop_lab.py, harness.py,
 export_review.py or machinery/. What it shares: cli.py's plumbing (paths shown from the current folder, the
-glosses of error types) and verify_harness, the lesson-13 verifier: verify_run checks each child, and
-its words for a transport's changes (TRANSPORT_NOTES) and a record's JSON type (json_kind) are reused.
+glosses of error types, what is shown escaped) and verify_harness, the lesson-13 verifier: verify_run checks each
+child (against a Course, as_recorded for an older version), and its words for a transport's changes
+(TRANSPORT_NOTES) and a record's JSON type (json_kind) are reused.
 """
 import os
 from collections import Counter
 from pathlib import Path
 
 import verify_harness
-from cli import DuplicateKeyError, NotRegularFile, RecordError, TooLarge, display_path, gloss
-from verifier.clocks import budget_check_gap, clock_events, offset_problems, wall_clock_finding
+from cli import DuplicateKeyError, NotRegularFile, RecordError, TooLarge, display_path, gloss, visible
+from verifier.clocks import clock_events, offset_problems, wall_clock_finding
 from verifier.older import old_child_finding, old_record_problems, old_shape_problems
-from verifier.records import (BLOCKED, CONTINUE, DECISION_STOPS, MESSAGE_CHARS, OLD_SCHEMAS, PRECISION,
-                              ROUNDING, SCHEMA, SCRIPT, TOLERANCE, UNDECIDED, CourseFiles, Workspace, at_most,
-                              child_state_text, child_view, decision_pair, disk_key, expected_outcome, is_number,
-                              kind_of, moment, names_said, one_line, read_record_file, shape_problems, shown, visible)
+from verifier.outcome import Outcome
+from verifier.records import (CURRENT, MESSAGE_CHARS, OLD_SCHEMAS, PRECISION, SCHEMA, SCRIPT, TOLERANCE, CourseFiles,
+                              Workspace, at_most, child_state_text, child_view, disk_key, kind_of, moment, names_said,
+                              one_line, read_record_file, same_files, shown)
+from verifier.shape import shape_problems
 
 
 # --- one loop ------------------------------------------------------------------------------------
@@ -101,8 +105,9 @@ def check_loop(loop_dir, workspace):
     return check
 
 
-class LoopCheck:
-    """The checks of one loop folder, in the order a reader would make them."""
+class LoopCheck(Outcome):
+    """The checks of one loop folder, in the order a reader would make them (the stop, decisions and timeouts they
+    re-derive: verifier/outcome.py)."""
 
     def __init__(self, loop_dir, workspace):
         self.loop_dir, self.workspace, self.name = loop_dir, workspace, loop_dir.name
@@ -110,9 +115,15 @@ class LoopCheck:
         self.record_path = os.path.normpath(os.path.join(self.folder, "loop.json"))  # as display_path would say it
         self.record = None
         self.verdict = Verdict()
-        self.child_times = []  # (attempt number, child run, started_at, finished_at) of each child read
+        self.child_times = []  # (attempt number, child run, started_at, finished_at, duration) of each child read
+        self.durations = {}  # attempt number -> its child's own monotonic duration, as recorded
+        self.child_clock_notes = []  # a child's notes that only its own clock step made (verify_harness)
         self.rounds = []  # a Round per recorded attempt, as far as the checks got
         self.judged = False  # every recorded decision was judged (the record was shaped well enough)
+        self.version = None  # the older version that made the record (its schema, or its course's release), if any
+        self.version_note = None  # what this check says of that version, once
+        self.copy_of = None  # the loop folder this one is a byte copy of, as shown; None for a loop of its own
+        self.reference = workspace.course.reference  # () -> the course files the children are checked against
 
     def show(self, rel):
         return self.workspace.show(rel)
@@ -144,9 +155,10 @@ class LoopCheck:
                               "在 Windows 和 macOS 上它们是同一个文件夹，子运行也无法分清属于哪一个。")
         self.check_child_names()
         self.record = self.read_record()
-        if self.record is None:
+        if self.record is None or self.is_a_copy():
             return
         if type(self.record.get("schema")) is str and self.record["schema"] in OLD_SCHEMAS:
+            self.version = f"记录格式 {self.record['schema']}"
             self.check_old_record()
             return
         blocking, other = shape_problems(self.record, self.name)
@@ -156,6 +168,20 @@ class LoopCheck:
             self.check_evidence()
         for problem in other:  # after what the evidence says: a stop it contradicts is the first thing to read
             self.verdict.fail(problem)
+
+    def is_a_copy(self):
+        """The folder is a byte copy of the loop its record names, beside it in loop-runs/ (cloud sync's
+        `repair-01-DESKTOP-K3J2`, Explorer's `stuck-01 - 副本`): no loop of its own and no forgery, said for a
+        person; the loop it copies is checked as itself."""
+        run = self.record.get("run")
+        if type(run) is not str or run == self.name or run not in self.workspace.loops() \
+                or self.workspace.loops()[run] or not same_files(self.loop_dir, self.loop_dir.parent / run):
+            return False
+        self.copy_of = self.show(f"loop-runs/{run}")
+        self.verdict.needs_person(f"{self.folder} 是 {self.copy_of} 的一份逐字节相同的副本（云同步或在资源管理器里复制文件夹时"
+                                  f"会这样）：它不是另一个循环，也不是改动；核对的是 {self.copy_of} 本身。请删掉这份副本"
+                                  "（或把它移出 loop-runs/）再交。")
+        return True
 
     def check_old_record(self):
         """An older workspace's record is for a person (today's rules cannot check it) only when it and every child
@@ -167,17 +193,21 @@ class LoopCheck:
             for problem in problems:
                 self.verdict.fail(problem)
             return
+        release = self.workspace.course.release(self.record["context"]["entries"])
+        if release and self.swapped(release):
+            return
+        self.version += f"，课程版本 {release[0]}" if release else ""
+        differ = self.judge_on_recorded_files()
         problems, outcomes = self.old_children_problems(schema)
         for problem in problems:
             self.verdict.fail(problem)
         self.check_unrecorded_children()
         self.check_old_evidence(outcomes)
         if not self.verdict.problems:
-            lacks = ("它的指纹只覆盖当时的 16 个受监视文件，不含循环现在运行的模块" if schema == "loop-run/2"
-                     else "它没有 id 和单调时钟的读数")
-            self.verdict.needs_person(f"{self.record_path} 的 schema 是 {schema}：由旧版本的工作区生成，"
-                                      f"{lacks}，现在的规则核对不了它；请由人对照当时的说明判断，"
-                                      "或在现在的工作区里用新名称重新运行。")
+            self.version_note = (f"{self.record_path} 的 schema 是 {schema}：由旧版本的工作区生成，"
+                                 f"{OLD_SCHEMAS[schema].lacks}，现在的规则核对不了这些；{differ}其余都按现在的规则核对过。"
+                                 "请由人对照当时的说明判断，或在现在的工作区里用新名称重新运行。")
+            self.verdict.needs_person(self.version_note)
 
     def old_children_problems(self, schema):
         """(problems, outcomes): an older record's children are readable records of that version; OUTCOMES, each
@@ -193,14 +223,14 @@ class LoopCheck:
                 outcomes.append((None, None))
                 continue
             child_dir = self.workspace.root / "runs" / name
-            finding = old_child_finding(child_dir, self.show(f"runs/{name}"), schema)
+            finding = old_child_finding(child_dir, self.show(f"runs/{name}"), schema, self.reference())
             if finding and finding[0] == "fail":
                 problems.append(finding[1])
             elif finding:
                 self.verdict.needs_person(finding[1])
             child = child_view(child_dir)
             self.keep_round(number, child=child)
-            self.child_times.append((number, child_run, child["started_at"], child["finished_at"]))
+            self.child_times.append((number, child_run, child["started_at"], child["finished_at"], child["duration"]))
             outcomes.append((child["key"], child["status"]))
         return problems, outcomes
 
@@ -223,7 +253,7 @@ class LoopCheck:
                 self.compare_with_child(number, entry, Path(entry["child_run"]).name, child)
         readings = "started_offset" in OLD_SCHEMAS[record["schema"]].attempt_keys
         if readings:
-            self.check_times()
+            self.check_times(OLD_SCHEMAS[record["schema"]])
         if self.children_unknown() or any(status is None for _, status in outcomes):
             return  # a child no one can read yet: its stop is for a person
         self.check_outcome(outcomes)
@@ -234,10 +264,11 @@ class LoopCheck:
     def check_evidence(self):
         """Each attempt against its child, the course files and the clocks; then the stop, the decisions and
         the timeouts, as the children support them (not when runs/ cannot be listed: nothing to derive from)."""
+        self.check_release()
         outcomes = [self.check_attempt(number, entry) for number, entry in enumerate(self.record["attempts"], 1)]
         self.check_unrecorded_children()
         self.check_context()
-        self.check_times()
+        self.check_times(CURRENT)
         if self.children_unknown():
             return
         self.check_outcome(outcomes)
@@ -329,7 +360,7 @@ class LoopCheck:
         child_dir = self.workspace.root / child_run
         child = child_view(child_dir)
         self.keep_round(number, child=child)
-        self.child_times.append((number, child_run, child["started_at"], child["finished_at"]))
+        self.child_times.append((number, child_run, child["started_at"], child["finished_at"], child["duration"]))
         if state != "done":
             self.check_unfinished_child(number, entry, child_dir, child)
             return child["key"], child["status"]
@@ -342,7 +373,7 @@ class LoopCheck:
         however the loop ended, what the child left is evidence, and an edit of it fails, named. What it left is
         otherwise for a person: the attempt may have done more than the record knows."""
         child_run, state = entry["child_run"], entry["state"]
-        verdict = verify_harness.verify_run(child_dir, course_root=self.workspace.course.reference())
+        verdict = verify_harness.verify_run(child_dir, course_root=self.reference())
         self.keep_round(number, verdict=verdict)
         if verdict["result"] == "fail":
             self.verdict.fail(f"第 {number} 次尝试（state {state}）的子运行 {self.show(child_run)} 没有通过独立核对："
@@ -380,13 +411,15 @@ class LoopCheck:
     def check_child_verdict(self, number, child_run, child_dir, child):
         """The child's own verdict: a failed check fails the loop; what its verifier leaves to a person (a clock
         step, an unreadable file, an older record) is for a person here too; its remarks are kept."""
-        verdict = verify_harness.verify_run(child_dir, course_root=self.workspace.course.reference())
+        verdict = verify_harness.verify_run(child_dir, course_root=self.reference())
         self.keep_round(number, verdict=verdict)
         if verdict.get("notes"):
             self.say_transport(self.show(child_run), verdict["notes"])
         said = verdict_said(verdict)
         if verdict["result"] == "needs_human" and child["status"] in ("needs_review", "failed"):
             self.verdict.needs_person(f"子运行 {self.show(child_run)} 需要人工查看：{said}")
+            if verdict["problems"] == [verdict.get("clock_step")]:
+                self.child_clock_notes.append(self.verdict.notes[-1])
         if verdict["result"] != "fail":
             return
         message = f"子运行 {self.show(child_run)} 没有通过独立核对：{said}"
@@ -464,11 +497,49 @@ class LoopCheck:
         started = moment(child_view(self.workspace.root / "runs" / run_name)["started_at"])
         return None not in (finished, started) and started > finished + PRECISION + TOLERANCE
 
+    def check_release(self):
+        """A record of today's schema whose course files are an earlier release's (a table the reference course may
+        know, classroom/releases.json) is judged on them, as an older schema is: only what its files change is for
+        a person. A release whose loop wrote another schema did not make it: its context was swapped for that one."""
+        entries = self.record["context"]["entries"]
+        release = self.workspace.course.release(entries) if entries != self.workspace.course.entries() else None
+        if release is None or self.swapped(release):
+            return
+        name, _ = release
+        self.version = f"课程版本 {name}"
+        differ = self.judge_on_recorded_files()
+        self.version_note = (f"{self.record_path} 是用较早的课程版本 {name} 做的：{differ}其余都按现在的规则核对过。"
+                             "请由人对照那一版判断，或在现在的工作区里用新名称重新运行。")
+        self.verdict.needs_person(self.version_note)
+
+    def swapped(self, release):
+        """A record whose context is RELEASE's (name, schema), of a schema that release's loop never wrote: failed."""
+        name, schema = release
+        if schema == self.record["schema"] or (schema is None and self.record["schema"] in OLD_SCHEMAS):
+            return False
+        self.verdict.fail(f"{self.record_path} 记下的课程文件是较早的版本 {name} 的，而那一版的循环写的记录是 "
+                          f"{schema or 'loop-run/3 或更早的格式'}，写不出 {self.record['schema']}：context 被换成了那一版的，"
+                          "记录被改动过。")
+        return True
+
+    def judge_on_recorded_files(self):
+        """The record's children are checked against the course files its context says they were made on (an older
+        version's): a child made on others fails. Returns what the reference course cannot vouch for, for a person."""
+        recorded = self.record["context"]["entries"]
+        reference = self.workspace.course.reference().as_recorded(recorded)
+        self.reference = lambda: reference
+        current = self.workspace.course.entries()
+        differ = [rel for rel in sorted(recorded) if rel in current and recorded[rel] != current[rel]]
+        if not differ:
+            return ""
+        unread = f"，子运行的产物没有按其中的 {'、'.join(reference.unread)} 重新核对" if reference.unread else ""
+        return f"{self.workspace.course.label()}与它记下的 {'、'.join(differ)} 不同{unread}；"
+
     def check_context(self):
         recorded = self.record["context"]["entries"]
         current = self.workspace.course.entries()
         changed = [rel for rel in sorted(recorded) if recorded[rel] != current[rel]]
-        if not changed:
+        if not changed or self.version:  # an earlier release's files: judge_on_recorded_files said which differ
             return
         if self.workspace.course.root == self.workspace.root:
             self.verdict.fail("这些文件与循环开始时的指纹不同：" + "、".join(changed)
@@ -478,93 +549,33 @@ class LoopCheck:
             self.verdict.fail(f"循环开始时这些文件与{self.workspace.course.label()}不同：" + "、".join(changed)
                               + "。学生用的课程文件被改过，这个循环不能算数；请学生换回课程原版文件后用新名称重新运行。")
 
-    def check_times(self):
-        """The monotonic offsets judge the budgets and the order of events (verifier/clocks.py); the wall times,
-        the children's among them, must agree with them but for one clock step, which is for a person."""
+    def check_times(self, schema):
+        """The monotonic readings judge the budgets and the order of events, the children's own durations among them
+        (verifier/clocks.py); the wall times, the children's too, must agree with them, where SCHEMA's loop read
+        them, but for one clock step, which is for a person. A monotonic contradiction is no clock step: then a
+        child's own clock-step note (verify_harness) is not said as the explanation."""
         children = {}
-        for number, child_run, started, finished in self.child_times:
+        for number, child_run, started, finished, duration in self.child_times:
             for field, text in (("started_at", started), ("finished_at", finished)):
                 if text is not None and moment(text) is None:
                     self.verdict.fail(f"{self.show(child_run)}/run.json 的 {field} 是 {shown(text)}，"
                                       "不是 UTC 时间（如 2026-01-01T00:00:00Z）。")
-            children[number] = (child_run, started, finished)
-        problems = offset_problems(self.record)
+            children[number] = (child_run, started, finished, duration)
+        self.durations = {number: times[-1] for number, times in children.items()}
+        problems = offset_problems(self.record, self.durations)
         for problem in problems:
             self.verdict.fail(problem)
-        finding = None if problems else wall_clock_finding(clock_events(self.record, children))
+        if problems:
+            self.verdict.notes = [note for note in self.verdict.notes if note not in self.child_clock_notes]
+            return
+        finding = wall_clock_finding(clock_events(self.record, children, schema.paired))
         if finding:  # said again with the children's paths as the person types them from here
             shown_children = {number: (self.show(run), *times) for number, (run, *times) in children.items()}
-            finding = wall_clock_finding(clock_events(self.record, shown_children))
+            finding = wall_clock_finding(clock_events(self.record, shown_children, schema.paired))
         if finding and finding[0] == "fail":
             self.verdict.fail(finding[1])
         elif finding:
             self.verdict.needs_person(finding[1])
-
-    def check_outcome(self, outcomes):
-        """Re-derives the stop from the children with this file's own rules, then the table."""
-        record = self.record
-        status, reason, budget = record["status"], record["reason"], record["budget"]
-        count = len(outcomes)
-        if count > budget["max_attempts"]:
-            self.verdict.fail(f"记录了 {count} 次尝试，超过了 budget.max_attempts={budget['max_attempts']}。")
-        stops = child_stops(outcomes)
-        for number, stop in enumerate(stops, 1):
-            if stop and number < count:
-                self.verdict.fail(f"第 {number} 次尝试之后循环就应停止（{'/'.join(stop)}），记录里却还有第 "
-                                  f"{number + 1} 次尝试。")
-        problem = blocked_problem(record)
-        if problem:
-            self.verdict.fail(problem)
-        if status in ("running", "interrupted") or reason in ("unexpected_error", "attempt_timeout"):
-            self.verdict.needs_person(self.undecided_note())
-            return
-        supported = stops[-1] if count and stops[-1] else boundary_stop(record, count)
-        # a stop the children contradict is read first; when a child could not be read, the child comes first
-        self.compare_stop(supported, count, first=all(status is not None for _, status in outcomes))
-
-    def compare_stop(self, supported, count, first):
-        record = self.record
-        status, reason, budget = record["status"], record["reason"], record["budget"]
-        if supported is None:
-            self.verdict.fail(
-                f"记录的停止 {status}/{one_line(reason)} 没有证据支持：{count} 次尝试之后，子运行既没有通过也没有重复失败，"
-                f"尝试预算（max_attempts={budget['max_attempts']}）没有用完，"
-                f"elapsed_seconds（{record['elapsed_seconds']}）也没有达到 max_seconds，循环本应继续。", first=first)
-        elif supported != (status, reason):
-            self.verdict.fail(f"子运行与预算支持的结果是 {'/'.join(supported)}，记录却是 {status}/{one_line(reason)}："
-                              "状态或原因与证据不符。", first=first)
-        elif reason == "time_budget" and budget["max_seconds"] > 0:
-            # spent mid-loop: judged on the record's monotonic readings (check_times), not by the table
-            gap = budget_check_gap(record)
-            if gap:
-                self.verdict.needs_person(gap)
-        elif (status, reason, count) != expected_outcome(record["scenario"], budget):
-            expected = expected_outcome(record["scenario"], budget)
-            self.verdict.fail(
-                f"情景 {record['scenario']} 在预算 max_attempts={budget['max_attempts']}、max_seconds="
-                f"{budget['max_seconds']} 下应为 {expected[0]}/{expected[1]}、{expected[2]} 次尝试，"
-                f"记录却是 {status}/{one_line(reason)}、{count} 次：情景、预算或结果被改动过，"
-                "或者 samples/ 已不是课程提供的版本（预期表只适用于原样的三个样例）。")
-
-    def undecided_note(self):
-        record = self.record
-        if record["status"] == "running":
-            why = "记录仍是 running：循环可能被强制结束，或保存记录失败"
-        elif record["reason"] == "terminated":
-            why = "循环被终止信号（SIGTERM 或 SIGHUP）结束"
-        elif record["status"] == "interrupted":
-            why = "循环被 Ctrl-C 中断"
-        elif record["reason"] == "attempt_timeout":
-            why = (f"第 {len(record['attempts'])} 次尝试超过单次时限 {record['budget']['attempt_timeout']} 秒被终止，"
-                   "子运行的结果不知道")
-        else:
-            why = f"循环因意外情况停止（{gloss(record['error_type'])}，error_type {one_line(record['error_type'])}）"
-        guide = "对照 loop.json 的 handoff " if record["handoff"] is not None else ""
-        if not record["attempts"]:
-            return (f"{why}，不能按固定情景的预期判断。循环还没有开始任何尝试，没有子运行：请{guide}核对"
-                    f" {self.show(f'loop-runs/{self.name}/loop.json')} 记下的停止位置，然后用新名称重新运行。")
-        return (f"{why}，不能按固定情景的预期判断。请{guide}核对 {self.child_list()} 里实际发生的动作和产物，"
-                "不能认定动作没做，也不要清空重跑。")
 
     # --- each attempt's decision and timeout; what each round derived, kept for --explain ---------------
 
@@ -576,69 +587,6 @@ class LoopCheck:
         for field, value in found.items():
             setattr(self.rounds[number - 1], field, value)
         return self.rounds[number - 1]
-
-    def check_decisions(self, outcomes):
-        """Each recorded decision must be one the attempt's evidence supports, by the rules of「每一轮的顺序」."""
-        attempts = self.record["attempts"]
-        for number, ((_key, child_status), stop) in enumerate(zip(outcomes, child_stops(outcomes)), 1):
-            entry, last = attempts[number - 1], number == len(attempts)
-            round_ = self.keep_round(number, derived=derived_decision(entry, child_status, stop))
-            allowed = self.allowed_decisions(round_, last)
-            recorded = decision_pair(entry["decision"])
-            if allowed is not None and recorded not in allowed:
-                self.verdict.fail(f"第 {number} 次尝试记录的决定是 {said(recorded)}，而它的证据支持的是"
-                                  f" {said(round_.derived)}：决定与证据不符。")
-            elif last and recorded and recorded[0] == "stop":
-                self.check_last_stop(number, recorded)
-        self.judged = True
-
-    def allowed_decisions(self, round_, last):
-        """The decisions an honest loop can record for this attempt; None when the evidence cannot say."""
-        record, entry = self.record, round_.entry
-        if entry["state"] in ("running", "unknown"):
-            return {None}  # cut off before it was decided
-        if round_.derived is None:
-            return None  # no child record to judge by: reported where the child is compared
-        allowed = {round_.derived}
-        # the loop hands to a person what its check did not pass, and what it found outside the child
-        if (round_.verdict or {}).get("result", "pass") != "pass" or (last and record["reason"] == "unexpected_error"):
-            allowed.add(("stop", "unexpected_error"))
-        if last and record["status"] in UNDECIDED:
-            allowed.add(None)
-        return allowed
-
-    def check_last_stop(self, number, recorded):
-        """A stop decided after the last attempt is the loop's stop, unless a signal or a lost write came first."""
-        status, reason = self.record["status"], self.record["reason"]
-        if status not in ("running", "interrupted") and DECISION_STOPS[recorded[1]] != (status, reason):
-            self.verdict.fail(f"第 {number} 次尝试之后记录的决定是停止（{recorded[1]}），循环记录的停止却是 "
-                              f"{status}/{one_line(reason)}：状态或原因与证据不符。")
-
-    def check_timeouts(self):
-        """attempt_timeout: the last attempt timed out, its child did not finish, and it waited the whole limit."""
-        record = self.record
-        timed_out = [round_ for round_ in self.rounds if round_.entry["state"] == "timed_out"]
-        # a signal landing after the timeout was written down leaves the record interrupted, honestly
-        stopped_by_it = record["reason"] == "attempt_timeout" or record["status"] == "interrupted"
-        if (record["reason"] == "attempt_timeout" and not timed_out) or (timed_out and not stopped_by_it):
-            self.verdict.fail(f"停止原因是 {one_line(record['reason'])}，记为 timed_out 的尝试有 {len(timed_out)} 次："
-                              "以 attempt_timeout 停止的循环，最后一次尝试就是超时的那一次，别的停止没有超时的尝试。")
-        for round_ in timed_out:
-            self.check_timed_out(round_)
-
-    def check_timed_out(self, round_):
-        number, entry, child = round_.number, round_.entry, round_.child
-        limit, where = entry["timeout"]["seconds"], self.show(entry["child_run"])
-        if child and child["status"] in ("needs_review", "failed", "needs_human"):
-            self.verdict.fail(f"第 {number} 次尝试记为 timed_out，而子运行 {where} 的 run.json 是已结束的记录"
-                              f"（status {child['status']}）：子运行做完了，这次尝试不算超时，记录被改动过。")
-        waits = [("timeout.waited_seconds", entry["timeout"]["waited_seconds"])]
-        if is_number(entry.get("started_offset")) and is_number(entry.get("finished_offset")):
-            waits.append(("finished_offset − started_offset", entry["finished_offset"] - entry["started_offset"]))
-        for label, seconds in waits:
-            if seconds < limit - ROUNDING:
-                self.verdict.fail(f"第 {number} 次尝试记为超过单次时限 {limit} 秒，{label} 却只有 {seconds:.3f} 秒："
-                                  "没到时限的尝试不会被终止，记录被改动过。")
 
     def child_list(self):
         """The recorded child runs as paths; one that does not exist is said to be absent."""
@@ -652,61 +600,3 @@ class LoopCheck:
 def verdict_said(verdict):
     """The problems verify_harness found in a child, on one line each cut, joined into one sentence."""
     return "；".join(one_line(problem, MESSAGE_CHARS).rstrip("。") for problem in at_most(verdict["problems"])) + "。"
-
-
-def child_stops(outcomes):
-    """For each attempt, the stop its child calls for by the lesson's rules; None to go on (or no child)."""
-    seen, stops = set(), []
-    for key, status in outcomes:
-        if status is None:  # no child record to judge by: already reported
-            stops.append(None)
-        elif status == "needs_review":
-            stops.append(("needs_review", "mechanical_pass"))
-        elif status == "failed" and key in seen:
-            stops.append(("stalled", "repeated_failure"))
-        elif status == "failed":
-            stops.append(None)
-        else:
-            stops.append(("needs_human", "unexpected_error"))
-        seen.add(key)
-    return stops
-
-
-def derived_decision(entry, child_status, stop):
-    """(next, reason) the evidence of one attempt calls for; None when no decision is due or none can be judged."""
-    if entry["state"] == "timed_out":
-        return "stop", "attempt_timeout"
-    if entry["state"] != "done" or child_status is None:
-        return None
-    return ("stop", stop[1]) if stop else CONTINUE
-
-
-def said(pair):
-    """A decision as a person reads it."""
-    if pair is None:
-        return "没有决定（null）"
-    return "继续（continue/first_failure）" if pair == CONTINUE else f"停止（stop/{pair[1]}）"
-
-
-def boundary_stop(record, count):
-    """The stop the next round's checks make, in the loop's order, when the last child asked to go on."""
-    budget = record["budget"]
-    if count == budget["max_attempts"]:
-        return "budget_exhausted", "attempt_budget"
-    if record["reason"] == "time_budget" and record["elapsed_seconds"] >= budget["max_seconds"] - ROUNDING:
-        return "budget_exhausted", "time_budget"
-    if record["blocked_proposal"] is not None:
-        return "needs_human", "permission_boundary"
-    return None
-
-
-def blocked_problem(record):
-    """A blocked proposal must be the one the scenario's script makes, with a reason."""
-    blocked = record["blocked_proposal"]
-    if blocked is None:
-        return None
-    proposed, expected = (blocked["action"], blocked["target"]), BLOCKED.get(record["scenario"])
-    if proposed == expected and blocked["reason"].strip():
-        return None
-    return (f"blocked_proposal 记录的是 {shown(list(proposed))}，情景 {record['scenario']} 的脚本提议的却是 "
-            f"{shown(expected and list(expected))}（reason 也不能为空）：被拦下的提议被改动过。")

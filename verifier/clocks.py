@@ -1,88 +1,202 @@
 """The clocks of one loop record: budgets and order on its monotonic readings, its wall clock explained.
 
-Part of verify_loop (the command line); verifier/check.py calls `offset_problems` and `wall_clock_finding`
-(over `clock_events`) for every record with monotonic readings (loop-run/3, and loop-run/2 of an older
-workspace), and `budget_check_gap` for a time budget spent mid-loop. A loop keeps two clocks
-(docs/loop/TASK.md): the monotonic offsets, seconds since its first record, which only go forward and judge
-the budgets and the order of events; and wall times (UTC, whole seconds) for people. An honest machine's
-wall clock may step once (NTP sets it back, a suspended laptop wakes up hours later while the monotonic clock
-stood still): a disagreement that one step explains is for a person, named with where it happened; one that
-no single step explains, and any offset going back, no honest machine makes. It does not import loop_lab.py,
-harness.py, export_review.py or machinery/; it shares only verifier/records.py's copy of the rules (timestamps
-and their precision).
+Part of verify_loop (the command line); verifier/check.py calls `offset_problems`, `pauses` and
+`wall_clock_finding` (over `clock_events`) for every record with monotonic readings (loop-run/4, and loop-run/2
+and /3 of an older workspace). A loop keeps two clocks (docs/loop/TASK.md): the monotonic readings, seconds since
+its first record, which only go forward and judge the budgets and the order of events; and wall times (UTC, whole
+seconds) for people. Each wall time is judged where its loop read it: loop-run/4 reads it together with a
+monotonic reading (a point), older loops read some of them a few steps before or after one (a window), so a
+slow disk between the two readings is never taken for a clock step.
+
+What no honest machine records fails: a reading that goes back, an attempt begun once the budget was spent, a
+child whose own monotonic duration is longer than the attempt it ran in. What an honest machine can produce is for
+a person, named for what it is: a wall clock that steps once (NTP sets it back, a suspended laptop wakes up hours
+later while the monotonic clock stood still), and, where a time budget ran out mid-loop, a pause between two
+readings that only the loop's own steps separate (a slow disk, a paused process, or readings moved on). It does
+not import loop_lab.py, harness.py, export_review.py or machinery/; it shares only verifier/records.py's copy of
+the rules (timestamps and their precision, the scenarios).
 """
-from verifier.records import PRECISION, ROUNDING, TOLERANCE, moment, shown
+from verifier.records import PRECISION, ROUNDING, TOLERANCE, is_reading, moment, shown
 
 # Wall times are whole seconds (up to 1 s early), read a moment apart from their monotonic reading: events
 # of one honest clock agree on "wall minus monotonic" within this much.
 SLACK = PRECISION + TOLERANCE
-# Seconds an honest loop may take between an attempt's end and the next budget check (writing its record).
+# Seconds an honest loop's own steps take between two readings that nothing else separates (reading its 22 watched
+# files, writing its record, checking a child): far less on any machine this course runs on.
 CHECK_GAP = 2
+# Two spans on one monotonic clock, measured by two processes, compared: 3-decimal rounding and the 15.6 ms ticks
+# of Windows' monotonic clock before Python 3.13 make an honest child look up to this much longer than its attempt.
+COARSE = 0.05
+# docs/loop/TASK.md: in each attempt of `slow` a stand-in tool waits this long before the harness runs.
+TOOL_WAIT = {"slow": 3}
 
 
-def offset_problems(record):
-    """What the monotonic offsets show that no honest loop records: a start beyond the time budget, an
-    offset that goes back, an elapsed_seconds before the last reading. Chinese, naming the attempt."""
-    max_seconds, problems, latest = record["budget"]["max_seconds"], [], (0, "循环的第一份记录")
+class Reading:
+    """One monotonic reading of the record, with how a person names it."""
+
+    def __init__(self, label, value):
+        self.label, self.value = label, value
+
+
+def segment_of(record):
+    """The segment the readings were taken in (loop-run/4; None before its origin, or for an older record)."""
+    segments = record.get("segments")
+    return segments[0] if type(segments) is list and segments else None
+
+
+def decided(entry):
+    decision = entry.get("decision")
+    return decision.get("decided_offset") if type(decision) is dict else None
+
+
+def readings(record):
+    """Every monotonic reading of RECORD in the order the loop took them (those it has)."""
+    segment = segment_of(record)
+    found = [Reading("循环的第一份记录", segment["started_offset"] if segment else 0)]
     for number, entry in enumerate(record["attempts"], 1):
-        started, finished = entry["started_offset"], entry["finished_offset"]
-        if started - max_seconds > ROUNDING:
-            problems.append(f"第 {number} 次尝试开始时的读数是 {shown(started)} 秒，已超过时间预算 max_seconds="
-                            f"{shown(max_seconds)}：循环不会在预算用完后开始新的尝试，时间或预算被改动过。")
-        for field, value in (("started_offset", started), ("finished_offset", finished)):
-            if value is not None and value < latest[0]:
-                problems.append(f"第 {number} 次尝试的 {field}（{shown(value)}）早于{latest[1]}（{shown(latest[0])}）："
-                                "单调时钟不会倒退，时间被改动过。")
-            if value is not None and value >= latest[0]:
-                latest = (value, f"第 {number} 次尝试的 {field}")
-    if record["status"] != "running" and record["elapsed_seconds"] < latest[0]:
-        problems.append(f"elapsed_seconds（{shown(record['elapsed_seconds'])}）早于{latest[1]}（{shown(latest[0])}）："
-                        "循环结束时的读数不会比这更早，用时被改动过。")
+        found += [Reading(f"第 {number} 次尝试的 {field}", value) for field, value in (
+            ("started_offset", entry["started_offset"]), ("finished_offset", entry["finished_offset"]),
+            ("decision.decided_offset", decided(entry))) if value is not None]
+    if record["status"] != "running":
+        found.append(Reading("elapsed_seconds", record["elapsed_seconds"]))
+    if segment:
+        found.append(Reading("segments[0] 的 elapsed_seconds",
+                             segment["started_offset"] + segment["elapsed_seconds"]))
+    return found
+
+
+def offset_problems(record, durations):
+    """What the monotonic readings show that no honest loop records: an attempt begun at or beyond the time budget
+    (the loop's own check is `>=`), a reading earlier than the one before it, a child (DURATIONS: attempt number ->
+    its run.json's duration_seconds) whose own duration is longer than its attempt, a segment's wall reading apart
+    from its start time. Chinese, naming the attempt."""
+    max_seconds, problems = record["budget"]["max_seconds"], []
+    for number, entry in enumerate(record["attempts"], 1):
+        if entry["started_offset"] >= max_seconds:
+            problems.append(f"第 {number} 次尝试开始时的读数是 {shown(entry['started_offset'])} 秒，已达到时间预算 max_seconds="
+                            f"{shown(max_seconds)}：循环在读数达到预算时就停下，不会再开始新的尝试，时间或预算被改动过。")
+    latest = None
+    for reading in readings(record):
+        if latest and reading.value < latest.value:
+            problems.append(f"{reading.label}（{shown(reading.value)}）早于{latest.label}（{shown(latest.value)}）："
+                            "单调时钟不会倒退，时间被改动过。")
+        else:
+            latest = reading
+    return problems + child_problems(record, durations) + anchor_problems(record)
+
+
+def child_problems(record, durations):
+    """A child's own monotonic duration fits inside its attempt: the child ran between the attempt's two readings."""
+    problems, end = [], last_reading(record)
+    for number, entry in enumerate(record["attempts"], 1):
+        duration = durations.get(number)
+        finished = entry["finished_offset"] if entry["finished_offset"] is not None else end
+        known = is_reading(duration) and finished is not None
+        if not known or round(duration - finished + entry["started_offset"], 3) <= COARSE:
+            continue
+        span = f"{shown(entry['started_offset'])} 到 {shown(finished)}，{finished - entry['started_offset']:.3f} 秒"
+        problems.append(f"第 {number} 次尝试的子运行自己的单调时钟量得它运行了 {shown(duration)} 秒，比这次尝试的两个读数之间"
+                        f"（{span}）还长：它在这次尝试里运行，同一台机器的单调时钟不会这样，时间被改动过（日历时间的跳变解释不了它）。")
     return problems
 
 
-def budget_check_gap(record):
-    """For a time budget spent mid-loop: a text for a person when the reading of that budget check
-    (elapsed_seconds) lies long after the last reading before it, else None. An honest loop checks the budget
-    as soon as the attempt before is written down, a fraction of a second later; only a process paused
-    meanwhile (Ctrl-Z, a debugger) leaves more, and so does an elapsed_seconds moved on with its finish time."""
-    attempts, elapsed = record["attempts"], record["elapsed_seconds"]
-    # loop-run/1 recorded no readings per attempt: its budget check cannot be timed against them
-    last, label = (attempts[-1].get("finished_offset"), f"第 {len(attempts)} 次尝试结束时的读数") if attempts \
-        else (0, "循环第一份记录时的读数")
-    if last is None or elapsed - last <= CHECK_GAP:
-        return None
-    return (f"时间预算用完时的读数 elapsed_seconds（{shown(elapsed)}）比{label}（{shown(last)}）晚了 "
-            f"{elapsed - last:.3f} 秒：诚实的循环记下一次尝试就立刻检查预算，中间不到一秒，只有进程被暂停过"
-            "（例如 Ctrl-Z、调试器）才会这样，或者这两个读数被改过。请向运行者确认，由人决定是否采信这个 time_budget 停止。")
+def last_reading(record):
+    """The last monotonic reading the record holds (a loop's end; None while an older record is still running)."""
+    segment = segment_of(record)
+    if segment:
+        return segment["started_offset"] + segment["elapsed_seconds"]
+    return record["elapsed_seconds"] if record["status"] != "running" else None
+
+
+def anchor_problems(record):
+    """A segment's start time and its wall_minus_monotonic are one wall reading, written twice."""
+    segment = segment_of(record)
+    if not segment:
+        return []
+    wall = segment["wall_minus_monotonic"] + segment["started_offset"]
+    if wall - PRECISION - ROUNDING <= moment(segment["started_at"]) <= wall + ROUNDING:
+        return []
+    return [f"segments[0] 的 started_at（{segment['started_at']}）与它的 wall_minus_monotonic（{shown(wall)}）不是同一个"
+            "时刻：循环把同一次日历时间的读数写成这两项，记录被改动过。"]
+
+
+def pauses(record, durations, scenario):
+    """For a time budget spent mid-loop: a text for a person for each stretch between two readings that only the
+    loop's own steps separate and that took longer than CHECK_GAP. The budget ran out on the monotonic clock, and
+    time an honest loop does not spend there (a process paused, a very slow disk, or readings moved on) decides
+    whether the stop is the table's or the machine's. DURATIONS as for offset_problems; SCENARIO's stand-in tool
+    (TOOL_WAIT) waits inside each attempt."""
+    tool, found = TOOL_WAIT.get(scenario, 0), []
+    before = ("循环写好第一份记录（单调时钟的原点）", 0, "循环在这两个读数之间什么也不做")
+    for number, entry in enumerate(record["attempts"], 1):
+        started, finished, decision = entry["started_offset"], entry["finished_offset"], decided(entry)
+        found += gap(before, f"第 {number} 轮的预算检查", started)
+        child = durations[number] if is_reading(durations.get(number)) else 0
+        waited = f"和替身工具的 {tool} 秒" if tool else ""
+        found += stretch(f"第 {number} 次尝试里，除了子运行自己的 {child:.3f} 秒{waited}，", finished - started - child - tool,
+                         "提出候选、核对 22 个受监视文件、写一次记录、子运行读课程文件和写记录、独立核对子运行")
+        if decision is None:  # older loops: no reading between the attempt's end and the next budget check
+            before = (f"第 {number} 次尝试结束", finished, "循环只核对受监视文件、写一次记录")
+        else:
+            found += gap((f"第 {number} 次尝试结束", finished, "循环只核对 22 个受监视文件"), "做决定", decision)
+            before = (f"第 {number} 次尝试的决定", decision, "循环只写一次记录")
+    return found + gap(before, "停下那一轮的预算检查", record["elapsed_seconds"])
+
+
+def gap(before, after, reading):
+    """stretch() between the reading BEFORE (its label, value and what the loop does next) and READING."""
+    label, value, did = before
+    return stretch(f"从{label}（{shown(value)}）到{after}（{shown(reading)}），", reading - value, did)
+
+
+def stretch(where, seconds, did):
+    if round(seconds, 3) <= CHECK_GAP:  # readings have 3 decimals: their difference too
+        return []
+    return [f"时间预算在中途用完，而{where}用了 {seconds:.3f} 秒（{did}，诚实的机器不到 {CHECK_GAP} 秒）：进程被暂停过"
+            "（例如 Ctrl-Z、调试器、电脑休眠）、磁盘或网络盘极慢，或者读数被改过。请向运行者确认，由人决定是否采信这个"
+            " time_budget 停止。"]
 
 
 class Event:
-    """A wall time of the record and the monotonic offsets it lies between (one offset when it has its own)."""
+    """A wall time of the record and the monotonic readings it lies between (one when it was read with it)."""
 
-    def __init__(self, label, text, low, high):
-        self.label, self.text, self.wall, self.low, self.high = label, text, moment(text), low, high
+    def __init__(self, label, text, low, high, wall=None):
+        self.label, self.text, self.low, self.high = label, text, low, high
+        self.wall = moment(text) if wall is None else wall
 
     def said(self):
         return f"{self.label}（{self.text}）"
 
 
-def clock_events(record, children):
-    """The record's wall times in the order they happened, each with its offsets; CHILDREN maps an attempt
-    number to (child run as shown, its run.json started_at, finished_at). Times that are none are left out."""
-    end = record["elapsed_seconds"] if record["status"] != "running" else float("inf")
-    events = [Event("loop.json 的 started_at", record["started_at"], 0, 0)]
+def clock_events(record, children, paired):
+    """The record's wall times in the order they happened, each with the readings it lies between; CHILDREN maps an
+    attempt number to (child run as shown, its run.json started_at, finished_at, duration_seconds). PAIRED: the
+    loop read each attempt's start and the segment's origin with their readings (loop-run/4); older loops read an
+    attempt's start after its budget check, before its child. Every loop reads its own started_at before it claims
+    its name, that is before its first reading. Times that are none are left out."""
+    end, segment = last_reading(record), segment_of(record)
+    end = float("inf") if end is None else end
+    events = [Event("loop.json 的 started_at", record["started_at"], float("-inf"), 0)]
+    if segment:
+        origin = segment["started_offset"]
+        events += [Event("segments[0] 的 started_at", segment["started_at"], origin, origin),
+                   Event("segments[0] 的 wall_minus_monotonic", shown(segment["wall_minus_monotonic"]), origin, origin,
+                         wall=segment["wall_minus_monotonic"] + origin)]
     for number, entry in enumerate(record["attempts"], 1):
         started, finished = entry["started_offset"], entry["finished_offset"]
-        events.append(Event(f"第 {number} 次尝试的 started_at", entry["started_at"], started, started))
-        child, child_started, child_finished = children.get(number, (None, None, None))
         until = finished if finished is not None else end  # the child ran inside its attempt
-        events += [Event(f"{child}/run.json 的 {field}", text, started, until)
-                   for field, text in (("started_at", child_started), ("finished_at", child_finished)) if child]
+        child, child_started, child_finished, duration = children.get(number, (None, None, None, None))
+        ran = duration if is_reading(duration) and duration <= until - started else 0
+        events.append(Event(f"第 {number} 次尝试的 started_at", entry["started_at"], started,
+                            started if paired else until - ran))
+        if child:
+            events += [Event(f"{child}/run.json 的 started_at", child_started, started, until - ran),
+                       Event(f"{child}/run.json 的 finished_at", child_finished, started + ran, until)]
         if finished is not None:
             events.append(Event(f"第 {number} 次尝试的 finished_at", entry["finished_at"], finished, finished))
     if record["finished_at"] is not None:
-        events.append(Event("loop.json 的 finished_at", record["finished_at"], end, end))
+        stopped = end if paired or record["reason"] != "time_budget" else float("inf")  # read after its budget check
+        events.append(Event("loop.json 的 finished_at", record["finished_at"], end, stopped))
     return [event for event in events if event.wall is not None]
 
 
@@ -103,7 +217,7 @@ def agreeing(events):
 
 
 def wall_clock_finding(events):
-    """None when the wall times agree with the offsets; else ("needs_human", text) naming the one step of
+    """None when the wall times agree with the readings; else ("needs_human", text) naming the one step of
     the wall clock that explains them, or ("fail", text) when no single step does."""
     beginnings, endings = agreeing(events), agreeing(events[::-1])[::-1]  # EVENTS[:k] agree, EVENTS[k:] agree
     if beginnings[-1]:
@@ -146,5 +260,6 @@ def duration(seconds):
 
 
 def middle(events):
+    """The skew EVENTS agree on: the middle of their range, or its one finite end (a time read before the claim)."""
     low, high = skew_range(events)
-    return (low + high) / 2
+    return high if low == float("-inf") else low if high == float("inf") else (low + high) / 2

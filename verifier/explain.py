@@ -7,13 +7,13 @@ stop. Wherever the loop's record claims something else, a line starting with "�
 the verifier's. Plain Chinese for stderr; every line is cut to under 100 characters and escaped (a
 student chose the folder names and could have edited any recorded text).
 Part of verify_loop: it imports nothing of loop_lab.py, harness.py, export_review.py or machinery/; it uses
-cli.display_path, records.py's copy of the rules and check.py's re-derivation of the stop.
+cli.display_path, records.py's copy of the rules and outcome.py's re-derivation of the stop.
 """
 import re
 from unicodedata import east_asian_width
 
 from cli import display_path
-from verifier.check import boundary_stop, said
+from verifier.outcome import boundary_stop, said
 from verifier.records import (CONTINUE, DECISION_STOPS, MESSAGE_CHARS, ROUNDING, SCRIPT, decision_pair,
                               expected_outcome, is_number, one_line)
 
@@ -67,7 +67,7 @@ def round_lines(check, round_):
     record, entry, number = check.record, round_.entry, round_.number
     budget, start = record["budget"], entry.get("started_offset")
     used = f"已用 {start:.3f} 秒" if is_number(start) else "没有读数"
-    late = number > budget["max_attempts"] or (is_number(start) and start - budget["max_seconds"] > ROUNDING)
+    late = number > budget["max_attempts"] or (is_number(start) and start >= budget["max_seconds"])  # the loop's `>=`
     return [f"第 {number} 轮{readings(entry)}",
             f"  预算检查：第 {number} 次尝试，上限 {budget['max_attempts']} 次；{used}，"
             f"预算 {budget['max_seconds']} 秒：" + ("预算已用完，不该开始" if late else "可以开始"),

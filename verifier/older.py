@@ -17,9 +17,9 @@ from pathlib import Path
 
 import verify_harness
 from cli import NotRegularFile, RecordError, TooLarge
-from verifier.records import (CHILD_STATUSES, LOOP_KEYS, MAX_ATTEMPTS, OLD_SCHEMAS, SAMPLES, SCHEMA, CourseFiles,
-                              budget_ok, combined_fingerprint, is_reading, one_line, read_record_file, shape_problems,
-                              shown)
+from verifier.records import (ATTEMPT_KEYS, CHILD_STATUSES, MAX_ATTEMPTS, OLD_SCHEMAS, SAMPLES, SCHEMA, CourseFiles,
+                              combined_fingerprint, is_reading, one_line, read_record_file, shown)
+from verifier.shape import budget_ok, shape_problems
 
 CANDIDATE_KEYS, CONTEXT_KEYS = ("action", "sample", "sha256"), ("files", "fingerprint", "entries")
 OWN_COURSE = CourseFiles(Path(__file__).resolve().parent.parent)  # the course this verifier ships with
@@ -97,13 +97,13 @@ def context_problems(record, table, where):
 
 
 def old_shape_problems(record, name):
-    """(blocking, other) as records.shape_problems says them, for an older record: BLOCKING keeps its stop, decisions
-    and clocks from being re-derived as today's are. A schema of today's fields over the watched files of its day
-    (loop-run/2) is shaped by today's rules; for one of fewer fields (loop-run/1), the fields the derivation reads:
-    the budget, the reading it has, each attempt."""
+    """(blocking, other) as shape.shape_problems says them, for an older record: BLOCKING keeps its stop, decisions
+    and clocks from being re-derived as today's are. A schema of today's attempt fields over the watched files of
+    its day (loop-run/2 and /3) is shaped by today's rules; for one of fewer fields (loop-run/1), the fields the
+    derivation reads: the budget, the reading it has, each attempt."""
     table = OLD_SCHEMAS[record["schema"]]
-    if table.keys == LOOP_KEYS:
-        return shape_problems(record, name, record["schema"], table.files)
+    if table.attempt_keys == ATTEMPT_KEYS:
+        return shape_problems(record, name, table)
     budget, blocked = record["budget"], record["blocked_proposal"]
     other = [f"run 是 {shown(record['run'])}，与目录名 {shown(name)} 不符。"] if record["run"] != name else []
     other += [f"attempts 第 {number} 项记录为第 {shown(entry.get('attempt'))} 次：尝试必须按 1..n 依次记录。"
@@ -132,10 +132,11 @@ def attempt_readable(entry):
             and (entry.get("state") == "done") == finished)
 
 
-def old_child_finding(child_dir, shown_child, schema):
+def old_child_finding(child_dir, shown_child, schema, reference):
     """("fail" | "needs_human", text) for the child run CHILD_DIR of a record of the older SCHEMA, or None when it
     is readable old evidence: its run.json strict, of a child schema of that version, and verify_harness finding
-    nothing but its age. SHOWN_CHILD is the folder as the person types it."""
+    nothing but its age against REFERENCE (the course files the loop record says its children were made on,
+    verify_harness.Course.as_recorded). SHOWN_CHILD is the folder as the person types it."""
     record_file = f"{shown_child}/run.json"
     try:
         run, _ = read_record_file(Path(child_dir) / "run.json")
@@ -156,7 +157,7 @@ def old_child_finding(child_dir, shown_child, schema):
         said = one_line(run.get("schema"), 60) if type(run) is dict else "不是 JSON 对象"
         return "fail", (f"{record_file} 的 schema 是 {said}，循环记录却是 {schema}：那个版本的工作区写下的子运行是 "
                         f"{'、'.join(child_schemas)}，写不出别的，schema 被改过，记录被改动过。")
-    verdict = verify_harness.verify_run(child_dir, course_root=Path(child_dir).parent.parent)
+    verdict = verify_harness.verify_run(child_dir, course_root=reference)
     if verdict["result"] == "fail":
         return "fail", f"子运行 {shown_child} 没有通过独立核对：{one_line('；'.join(verdict['problems']), 600)}"
     return None

@@ -1,16 +1,17 @@
-"""The loop verifier's own copy of the rules, and how it reads a loop record and its shape.
+"""The loop verifier's own copy of the rules, and how it reads a loop record.
 
-Part of verify_loop (the command line); verifier/check.py judges one loop with what is here (its clocks
-with verifier/clocks.py) and classroom/check.py a whole class. Nothing here imports loop_lab.py, harness.py,
-export_review.py or machinery/: the checked programs never vouch for themselves. The rules are written from
-docs/harness/TASK.md and docs/loop/TASK.md: the watched-file lists (`WATCHED_FILES`, `LOOP_FILES`; a
-test compares them with the document), the name rule, the scenario table, the file hashing and the
-combined fingerprint, the timestamp format and the shape of a loop-run/3 record. Evidence is read as
-hostile input: every path is looked at (lstat) before it is opened, only a plain file is read, and
-only up to its cap. What it shares: cli.py's plumbing (capped reads of plain files, strict record
-parsing, line-end helpers, paths shown from the current folder), verify_harness.undo_transport (which
-changes of a whole file a transport makes), so both verifiers forgive the same ones, and verify_harness.Course
-(the reference course files read once, so a loop and its children are judged against the same reading).
+Part of verify_loop (the command line); verifier/check.py judges one loop with what is here (each field with
+verifier/shape.py, its clocks with verifier/clocks.py) and classroom/check.py a whole class. Nothing here imports
+loop_lab.py, harness.py, export_review.py or machinery/: the checked programs never vouch for themselves. The rules
+are written from docs/harness/TASK.md and docs/loop/TASK.md: the watched-file lists (`WATCHED_FILES`, `LOOP_FILES`;
+a test compares them with the document), the name rule, the scenario table, the file hashing and the combined
+fingerprint, the timestamp format, the fields of today's record schema (`CURRENT`, loop-run/4) and of each older one
+(`OLD_SCHEMAS`). Evidence is read as hostile input: every path is looked at (lstat) before it is opened, only a
+plain file is read, and only up to its cap. What it shares: cli.py's plumbing (capped reads of plain files, strict
+record parsing, line-end helpers, paths shown from the current folder, what is shown escaped),
+verify_harness.undo_transport (which changes of a whole file a transport makes), so both verifiers forgive the same
+ones, and verify_harness.Course (the reference course files read once, so a loop and its children are judged
+against the same reading).
 """
 import hashlib
 import json
@@ -23,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import verify_harness
-from cli import RecordError, display_path, entry_kind, line_endings, loads_record, read_evidence
+from cli import RecordError, display_path, entry_kind, line_endings, loads_record, read_evidence, visible
 
 # The 14 files a harness run depends on, as docs/harness/TASK.md lists them, and the loop's (docs/loop/TASK.md).
 WATCHED_FILES = (
@@ -66,19 +67,22 @@ CASES = (("repair", "repair", {}), ("stuck", "stuck", {}),
          ("repair --max-seconds 0", "repair", {"max_seconds": 0}),
          ("semantic", "semantic", {}), ("permission", "permission", {}))
 
-SCHEMA = "loop-run/3"
-LOOP_KEYS = ("schema", "id", "run", "scenario", "budget", "status", "reason", "error_type", "semantic_review",
-             "actual_api_calls", "context", "attempts", "blocked_proposal", "handoff", "elapsed_seconds",
-             "started_at", "finished_at")
+SCHEMA = "loop-run/4"
+# loop-run/3's fields; loop-run/4 adds the segments its monotonic clock ran in and each decision's reading
+V3_KEYS = ("schema", "id", "run", "scenario", "budget", "status", "reason", "error_type", "semantic_review",
+           "actual_api_calls", "context", "attempts", "blocked_proposal", "handoff", "elapsed_seconds",
+           "started_at", "finished_at")
+LOOP_KEYS = V3_KEYS[:14] + ("segments",) + V3_KEYS[14:]
 ATTEMPT_KEYS = ("attempt", "candidate", "child_run", "state", "status", "feedback", "started_at", "finished_at",
                 "started_offset", "finished_offset", "decision", "timeout")
 BUDGET_KEYS = ("max_attempts", "max_seconds", "attempt_timeout")
 HANDOFF_KEYS = ("stopped_at", "done", "inspect", "decide")
+# A segment: a stretch of one monotonic clock (a loop never resumed runs in one), its origin read with the wall clock.
+SEGMENT_KEYS = ("started_at", "started_offset", "wall_minus_monotonic", "elapsed_seconds")
+V3_DECISION_KEYS, DECISION_KEYS = ("next", "reason", "why"), ("next", "reason", "why", "decided_offset")
 # The fields of the objects inside a record and inside an attempt (a timeout's inventory is the loop's free report).
 INNER_KEYS = {"budget": BUDGET_KEYS, "context": ("files", "fingerprint", "entries"),
               "blocked_proposal": ("action", "target", "reason"), "handoff": HANDOFF_KEYS}
-ATTEMPT_INNER_KEYS = {"candidate": ("action", "sample", "sha256"), "decision": ("next", "reason", "why"),
-                      "timeout": ("seconds", "waited_seconds", "inventory")}
 RECORD_ID = re.compile("[0-9a-f]{32}")
 # The most a record or a course file may hold: an honest loop.json or run.json is a few KiB, a course file
 # tens of KiB; a file over its cap is not one the course or a program wrote, and is not read beyond it.
@@ -97,35 +101,46 @@ MAX_READING = 10 ** 9  # seconds, about 31 years: no loop of this course records
 LINK_TAGS = (0xA000000C, 0xA0000003)  # Windows reparse tags of a symbolic link and a junction (IO_REPARSE_TAG_*)
 
 
-class OldSchema:
-    """What a loop record of an older schema holds, exactly as that workspace's loop wrote it: its fields, the
-    fields inside its budget and its attempts, its watched files, scenarios, stops and attempt states, the schema
-    of its children, the files holding the code that wrote it (WRITERS: today's copies of them write SCHEMA), and
-    whether that version flushed a record to disk before renaming it (FLUSHED: then an empty or cut one is no
-    accident of a power cut)."""
+class Schema:
+    """What a loop record of one schema holds, exactly as that workspace's loop wrote it: its NAME, its fields, the
+    fields inside its budget, its attempts and their decisions, its watched files, scenarios, stops and attempt
+    states, the schema of its children, the files holding the code that wrote it (WRITERS: today's copies of them
+    write SCHEMA), whether that version flushed a record to disk before renaming it (FLUSHED: then an empty or cut
+    one is no accident of a power cut), and whether it read each wall time together with a monotonic reading
+    (PAIRED: loop-run/4 on; loop-run/2 and /3 read an attempt's after its budget check and the loop's before its
+    claim, so the clocks of such a record are judged on wider windows, verifier/clocks.py)."""
 
-    def __init__(self, keys, budget_keys, attempt_keys, files, scenarios, reasons, states, child_schemas,
-                 writers=("loop_lab.py",), flushed=False):
-        self.keys, self.budget_keys, self.attempt_keys, self.files = keys, budget_keys, attempt_keys, files
+    def __init__(self, name, keys, attempt_keys, files, states, child_schemas, budget_keys=BUDGET_KEYS,
+                 scenarios=tuple(SCRIPT), reasons=REASONS, writers=("loop_lab.py",), flushed=True,
+                 decision_keys=V3_DECISION_KEYS, paired=False, lacks=""):
+        self.name, self.keys, self.budget_keys, self.attempt_keys = name, keys, budget_keys, attempt_keys
+        self.files = files
         self.scenarios, self.reasons, self.states, self.child_schemas = scenarios, reasons, states, child_schemas
-        self.writers, self.flushed = writers, flushed
+        self.writers, self.flushed, self.decision_keys, self.paired = writers, flushed, decision_keys, paired
+        self.lacks = lacks  # what today's rules need and such a record cannot show, said to a person
 
 
+STATES = ("running", "done", "unknown", "timed_out")
+CURRENT = Schema(SCHEMA, LOOP_KEYS, ATTEMPT_KEYS, LOOP_FILES, STATES, ("harness-run/2",), decision_keys=DECISION_KEYS,
+                 paired=True)
 # Records of an older workspace, one entry per older schema: such a record is for a person (today's rules cannot
 # check it) only when it holds nothing its own version could not write (verifier/older.py). When the schema
 # changes, the schema before it joins this table with what it held (its fields, watched files, children).
 OLD_SCHEMAS = {
-    "loop-run/1": OldSchema(
-        keys=tuple(key for key in LOOP_KEYS if key != "id"), budget_keys=("max_attempts", "max_seconds"),
-        attempt_keys=("attempt", "candidate", "child_run", "state", "status", "feedback"), files=OLD_LOOP_FILES,
+    "loop-run/1": Schema(
+        "loop-run/1", tuple(key for key in V3_KEYS if key != "id"),
+        ("attempt", "candidate", "child_run", "state", "status", "feedback"), OLD_LOOP_FILES,
+        ("running", "done", "unknown"), ("harness-run/1",), budget_keys=("max_attempts", "max_seconds"),
         scenarios=("repair", "stuck", "semantic", "permission"),
-        reasons={**REASONS, "needs_human": ("permission_boundary", "unexpected_error")},
-        states=("running", "done", "unknown"), child_schemas=("harness-run/1",)),
+        reasons={**REASONS, "needs_human": ("permission_boundary", "unexpected_error")}, flushed=False,
+        lacks="它没有 id 和单调时钟的读数"),
     # loop-run/3 added no field: its context holds the loop's own modules beside the 16 files (LOOP_FILES).
-    "loop-run/2": OldSchema(
-        keys=LOOP_KEYS, budget_keys=BUDGET_KEYS, attempt_keys=ATTEMPT_KEYS, files=OLD_LOOP_FILES,
-        scenarios=tuple(SCRIPT), reasons=REASONS, states=("running", "done", "unknown", "timed_out"),
-        child_schemas=("harness-run/2",), flushed=True),
+    "loop-run/2": Schema("loop-run/2", V3_KEYS, ATTEMPT_KEYS, OLD_LOOP_FILES, STATES, ("harness-run/2",),
+                         lacks="它的指纹只覆盖当时的 16 个受监视文件，不含循环现在运行的模块"),
+    # loop-run/4 added the segments and each decision's reading, and reads each attempt's wall time with its budget
+    # check (loop-run/3 read it after the proposal and the context check).
+    "loop-run/3": Schema("loop-run/3", V3_KEYS, ATTEMPT_KEYS, LOOP_FILES, STATES, ("harness-run/2",),
+                         lacks="它的日历时间不是与单调时钟的读数同时读的，也没有记下每个决定的读数"),
 }
 
 
@@ -207,13 +222,6 @@ def shown(value):
         return one_line(str(value))
 
 
-def visible(text):
-    """TEXT on one line as a person must see it: a newline, a control or an invisible character (in a folder
-    name a student chose) is shown as its escape, so it cannot fake a line, a table row or a look-alike name."""
-    text = str(text)
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
 
 
 def one_line(text, limit=SHOWN_CHARS):
@@ -265,6 +273,16 @@ def listing(folder):
         return {}, exc
 
 
+def same_files(copy, original):
+    """Whether every file of the folder COPY is the file of that name in the folder ORIGINAL, byte for byte (plain
+    files of at most RECORD_CAP bytes, never a link or a folder: a loop folder holds its record alone)."""
+    try:
+        return all(read_evidence(Path(copy) / name, RECORD_CAP) == read_evidence(Path(original) / name, RECORD_CAP)
+                   for name in os.listdir(copy))
+    except OSError:  # not a plain file, over its cap, absent from ORIGINAL, or unreadable: not shown to be a copy
+        return False
+
+
 def kind_of(path):
     """What PATH is (cli.entry_kind's words, a link never followed); None when nothing is there."""
     try:
@@ -289,6 +307,11 @@ class CourseFiles:
         if self._reference is None:
             self._reference = verify_harness.Course(self.root)
         return self._reference
+
+    def release(self, entries):
+        """(name, schema) of the earlier release of the course whose files are ENTRIES, or None: a loop's own workspace
+        knows none (its files are the ones it ran on); the teacher's reference does (classroom/check.py)."""
+        return None
 
     def label(self):
         """Where the reference copy is, as a person at this terminal would say it."""
@@ -428,7 +451,8 @@ def child_view(child_dir):
     sha256 = given.get("sha256") if type(given) is dict else None
     return {"run": record.get("run"), "sample": record.get("sample"), "sha256": sha256, "status": record.get("status"),
             "feedback": feedback, "key": repr((record.get("sample"), sha256, feedback)),
-            "started_at": record.get("started_at"), "finished_at": record.get("finished_at")}
+            "started_at": record.get("started_at"), "finished_at": record.get("finished_at"),
+            "duration": record.get("duration_seconds"), "context": record.get("context")}
 
 
 # --- an attempt's decision and timeout (loop-run/2 on) ---------------------------------------------
@@ -449,243 +473,3 @@ ROUNDING = 0.001  # offsets and durations are recorded to 3 decimals
 def decision_pair(decision):
     """(next, reason) of a recorded decision; None for no decision."""
     return None if decision is None else (decision["next"], decision["reason"])
-
-
-def decision_problem(where, decision, last, status):
-    """The shape of an attempt's decision: null only where the loop may not have decided yet."""
-    if decision is None:
-        if last and status in UNDECIDED:
-            return None
-        return (f"{where} 没有记录决定（decision 为 null）：只有记录仍是 running、被中断或 needs_human 时，"
-                "最后一次尝试才可以没有决定。")
-    shaped = type(decision) is dict and (decision.get("next"), decision.get("reason")) in DECISIONS
-    if not shaped or type(decision.get("why")) is not str or not decision["why"].strip():
-        return (f"{where} 的 decision 是 {shown(decision)}：应为 {{next, reason, why}}，继续时是 continue/first_failure，"
-                f"停止时是 stop 加上停止原因（{'、'.join(DECISION_STOPS)}），why 是不为空的说明。")
-    return None
-
-
-def attempt_timeout_ok(budget):
-    """budget.attempt_timeout: null (attempts run in-process) or seconds within TIMEOUT_RANGE."""
-    limit = budget.get("attempt_timeout")
-    return limit is None or (is_number(limit) and TIMEOUT_RANGE[0] <= limit <= TIMEOUT_RANGE[1])
-
-
-def timeout_problem(where, entry, budget):
-    """A timeout is recorded exactly for a timed_out attempt, with the budget's limit, the wait and an inventory."""
-    timeout, timed_out = entry["timeout"], entry["state"] == "timed_out"
-    if timeout is None and not timed_out:
-        return None
-    if timed_out and type(timeout) is dict and is_number(timeout.get("seconds")) \
-            and timeout["seconds"] == budget.get("attempt_timeout") \
-            and is_number(timeout.get("waited_seconds")) and timeout["waited_seconds"] >= 0 \
-            and type(timeout.get("inventory")) is dict:
-        return None
-    return (f"{where} 的 timeout 是 {shown(timeout)}、state 是 {shown(entry['state'])}：只有 timed_out 的尝试记录 timeout，"
-            f"且必须有 seconds（等于 budget.attempt_timeout {shown(budget.get('attempt_timeout'))}）、"
-            "waited_seconds 和 inventory。")
-
-
-# --- the shape of a loop-run/3 record ------------------------------------------------------------
-
-def shape_problems(record, name, schema=SCHEMA, files=LOOP_FILES):
-    """(blocking, other): what is wrong with the shape of a loop-run/3 record, in Chinese naming the field.
-
-    BLOCKING problems keep the record from being read further: the checks that follow rely on those
-    fields. OTHER problems do not, so the recorded stop is still compared with the evidence. SCHEMA and FILES:
-    an older schema of the same fields (loop-run/2) is shaped alike, over the watched files of its day.
-    """
-    if type(record) is not dict:
-        return [f"loop.json 应为一个 JSON 对象（{SCHEMA} 记录）。"], []
-    missing = [key for key in LOOP_KEYS if key not in record]
-    if missing:
-        return [f"loop.json 缺少字段：{'、'.join(missing)}。"], []
-    checks, fields = field_checks(record, name, schema, files), ShownFields(record, folder=shown(name))
-    blocking = [message.format_map(fields) for holds, message, blocks in checks if blocks and not holds]
-    other = [message.format_map(fields) for holds, message, blocks in checks if not blocks and not holds]
-    other += [problem for problem in [unknown_fields_problem("loop.json", record, LOOP_KEYS, INNER_KEYS)] if problem]
-    if blocking:
-        return blocking, other
-    found = (attempt_problem(number, entry, record) for number, entry in enumerate(record["attempts"], 1))
-    first = next((problem for problem in found if problem), None)  # later ones follow from the first
-    return ([first] if first else []), other
-
-
-def field_checks(record, name, schema=SCHEMA, files=LOOP_FILES):
-    """(holds, message, blocks) for every top-level field of a loop-run/3 record; see shape_problems.
-
-    A message names the record's fields as {field}: they are written out (as JSON) only for a check that fails.
-    """
-    status, reason = record["status"], record["reason"]
-    budget, context, blocked = record["budget"], record["context"], record["blocked_proposal"]
-    known_status = type(status) is str and status in REASONS
-    return [
-        (record["schema"] == schema, "schema 是 {schema}，应为 " + schema + "。", True),
-        (type(record["id"]) is str and bool(RECORD_ID.fullmatch(record["id"])),
-         "id 是 {id}：应为循环建立记录时随机生成的 32 位小写十六进制。", False),
-        (record["run"] == name and is_loop_name(name), "run 是 {run}，与目录名 {folder} 不符（或不是合法的循环名）。", True),
-        (type(record["scenario"]) is str and record["scenario"] in SCRIPT,
-         "scenario 是 {scenario}，不是已知情景（" + "、".join(SCRIPT) + "）。", True),
-        (budget_ok(budget), "budget 是 {budget}：max_attempts 应为 1-5 的整数，max_seconds 应为 0-300 秒，"
-                            "attempt_timeout 为 null 或 0.1-300 秒。", True),
-        (known_status, "status 是 {status}，不是循环的状态（" + "、".join(REASONS) + "）。", True),
-        (not known_status or reason in REASONS[status], "reason 是 {reason}，与 status {status} 不配。", False),
-        (error_type_ok(record["error_type"], reason),
-         "error_type 是 {error_type}：只有 unexpected_error 才记录 error_type，且必须记录。", True),
-        (record["semantic_review"] == "pending", "semantic_review 是 {semantic_review}：循环从不判断内容，只能是 pending。",
-         False),
-        (is_int(record["actual_api_calls"]) and record["actual_api_calls"] == 0,
-         "actual_api_calls 是 {actual_api_calls}：循环不调用模型，只能是 0。", False),
-        (context_ok(context, files), f"context 应记录 {len(files)} 个受监视文件的逐文件哈希，且合并指纹与它们一致。", True),
-        (type(record["attempts"]) is list, "attempts 应为尝试记录的数组。", True),
-        (attempts_within_range(record["attempts"]), too_many_attempts(record["attempts"]), True),
-        ((blocked is None) == (reason != "permission_boundary"),
-         "blocked_proposal 只在 permission_boundary 停止时记录，且那时必须记录被拦下的提议。", False),
-        (blocked is None or (type(blocked) is dict and all(
-            type(blocked.get(key)) is str for key in ("action", "target", "reason"))),
-         "blocked_proposal 应有字符串字段 action、target、reason。", True),
-        (handoff_ok(record, name), "handoff：除 needs_review 外的每个停止都要写明 stopped_at、done、inspect"
-                                   "（含 loop.json 与每个子运行的 run.json）和具体的 decide（不能只说“请处理”），"
-                                   "needs_review 与 running 没有 handoff。", False),
-        (is_reading(record["elapsed_seconds"]),
-         "elapsed_seconds 是 {elapsed_seconds}，应为不小于 0 的秒数（单调时钟的读数，诚实的循环远不到 "
-         + f"{MAX_READING} 秒）。", True),
-        (moment(record["started_at"]) is not None and finished_ok(record["finished_at"], status == "running"),
-         "started_at 应为 UTC 时间（如 2026-01-01T00:00:00Z）；finished_at 在结束后记录，running 时为 null。", True),
-    ]
-
-
-def attempts_within_range(attempts):
-    """Never more attempts than the top of the --max-attempts range: a longer list is judged at once, unread."""
-    return type(attempts) is not list or len(attempts) <= MAX_ATTEMPTS
-
-
-def too_many_attempts(attempts):
-    count = len(attempts) if type(attempts) is list else 0
-    return (f"attempts 有 {count} 项：--max-attempts 最多是 {MAX_ATTEMPTS}，循环从不记录更多的尝试，记录被改动过"
-            "（没有逐项核对）。")
-
-
-def unknown_fields_problem(where, fields, known, nested):
-    """A field the loop never writes (say "result": "pass" added for a reader to see, or a look-alike key such as
-    budget.Max_seconds) is no field of its record: FIELDS beside KNOWN, and inside the objects NESTED names."""
-    unknown = [one_line(key) for key in fields if key not in known] + [
-        f"{key}.{one_line(inner)}" for key, inner_known in nested.items() if type(fields.get(key)) is dict
-        for inner in fields[key] if inner not in inner_known]
-    if not unknown:
-        return None
-    return (f"{where} 有循环从不写的字段：{'、'.join(unknown)}：{SCHEMA} 记录里没有它们，记录被改动过；"
-            "请用新名称重新运行循环，不要手改记录。")
-
-
-class ShownFields(dict):
-    """A record's fields as its reader sees them in the file (JSON), written out only when a message asks."""
-
-    def __init__(self, record, **given):
-        super().__init__(given)
-        self.record = record
-
-    def __missing__(self, field):
-        return shown(self.record[field])
-
-
-def error_type_ok(error_type, reason):
-    """A name for an unexpected_error stop; null for every other stop (json.dumps of None, nothing else)."""
-    if reason == "unexpected_error":
-        return type(error_type) is str
-    return error_type is None
-
-
-def budget_ok(budget):
-    return (type(budget) is dict and all(key in budget for key in BUDGET_KEYS)
-            and is_int(budget["max_attempts"]) and 1 <= budget["max_attempts"] <= 5
-            and is_number(budget["max_seconds"]) and 0 <= budget["max_seconds"] <= 300 and attempt_timeout_ok(budget))
-
-
-def context_ok(context, files=LOOP_FILES):
-    if type(context) is not dict or not is_int(context.get("files")) or context["files"] != len(files):
-        return False
-    entries = context.get("entries")
-    if type(entries) is not dict or sorted(entries) != sorted(files) or not all(
-            type(sha) is str and (sha == "missing" or SHA256.fullmatch(sha)) for sha in entries.values()):
-        return False
-    return combined_fingerprint(entries) == context.get("fingerprint")
-
-
-def finished_ok(finished, running):
-    """A finish time once finished, null while running. Its order with the start is verifier/clocks.py's to judge:
-    a wall clock stepped back can honestly make it earlier."""
-    return finished is None if running else moment(finished) is not None
-
-
-def is_text_list(value):
-    return type(value) is list and all(type(item) is str for item in value)
-
-
-def handoff_ok(record, name):
-    """A stop handed to a person says where, what was done, what to inspect and what to decide.
-
-    Never just "please handle": the decision must be spelled out, and the files to inspect
-    include the loop record and every recorded child run.
-    """
-    handoff, status = record["handoff"], record["status"]
-    if type(status) is not str or status not in REASONS:
-        return True  # the status itself is reported
-    if status in ("needs_review", "running"):
-        return handoff is None
-    if not (type(handoff) is dict and all(key in handoff for key in HANDOFF_KEYS)
-            and all(is_text_list(handoff[key]) for key in ("done", "inspect"))
-            and all(type(handoff[key]) is str for key in ("stopped_at", "decide"))):
-        return False
-    attempts = record["attempts"] if type(record["attempts"]) is list else []
-    must_inspect = {f"loop-runs/{name}/loop.json"} | {
-        f"{entry['child_run']}/run.json" for entry in attempts if type(entry) is dict and "child_run" in entry}
-    return (len(handoff["decide"].strip()) >= MIN_DECISION and handoff["stopped_at"].strip() != ""
-            and must_inspect <= set(handoff["inspect"]))
-
-
-def attempt_problem(number, entry, record):
-    """The shape of attempt NUMBER; attempts are numbered 1..n in order, each with its own child."""
-    name, status, last = record["run"], record["status"], number == len(record["attempts"])
-    where = f"attempts 第 {number} 项"
-    if type(entry) is not dict or any(key not in entry for key in ATTEMPT_KEYS):
-        return f"{where} 缺少字段（应有 {'、'.join(ATTEMPT_KEYS)}）。"
-    unknown = unknown_fields_problem(where, entry, ATTEMPT_KEYS, ATTEMPT_INNER_KEYS)
-    if unknown:
-        return unknown
-    if not is_int(entry["attempt"]) or entry["attempt"] != number or entry["child_run"] != f"runs/{name}-{number:02d}":
-        return (f"{where} 记录为第 {shown(entry['attempt'])} 次、子运行 {shown(entry['child_run'])}：尝试必须按 1..n 依次记录，"
-                f"第 {number} 次的子运行是 runs/{name}-{number:02d}（有尝试被删除、调换了顺序，或指向了别的循环的子运行）。")
-    candidate, feedback, state = entry["candidate"], entry["feedback"], entry["state"]
-    if type(candidate) is not dict or candidate.get("action") != "export" \
-            or candidate.get("sample") not in SAMPLES or type(candidate.get("sha256")) is not str:
-        return f"{where} 的 candidate 应为 export 一个已知样例，并带 sha256。"
-    if feedback is not None and (type(feedback) is not dict or sorted(feedback) != ["error_type", "message"]):
-        return f"{where} 的 feedback 应为 null 或 {{error_type, message}}。"
-    allowed_states = {"done": True, "running": last and status == "running",
-                      "unknown": last and status in ("interrupted", "needs_human"),
-                      "timed_out": last and status in ("interrupted", "needs_human")}
-    if type(state) is not str or not allowed_states.get(state, False):
-        return (f"{where} 的 state 是 {shown(state)}：只有最后一次尝试可以是 running（记录仍在进行）、"
-                "unknown（被中断或意外停止）或 timed_out（超过单次时限）。")
-    finished_child = entry["status"] in CHILD_STATUSES and entry["status"] != "running"
-    if (state == "done") != finished_child or (state != "done" and entry["status"] is not None):
-        return f"{where} 的 status 是 {shown(entry['status'])}，与 state {shown(state)} 不配。"
-    return (attempt_times_problem(where, entry) or decision_problem(where, entry["decision"], last, status)
-            or timeout_problem(where, entry, record["budget"]))
-
-
-def attempt_times_problem(where, entry):
-    """An attempt's wall times and monotonic offsets: both starts always, both finishes once it is done,
-    neither while it runs. Their order is verifier/clocks.py's to judge."""
-    finished = (entry["finished_at"], entry["finished_offset"])
-    if moment(entry["started_at"]) is None or not is_reading(entry["started_offset"]):
-        return (f"{where} 的 started_at 是 {shown(entry['started_at'])}、started_offset 是 "
-                f"{shown(entry['started_offset'])}：应为 UTC 时间与循环第一份记录之后不小于 0 的秒数"
-                f"（诚实的循环远不到 {MAX_READING} 秒）。")
-    if finished == (None, None) and entry["state"] != "done":
-        return None
-    if moment(finished[0]) is None or not is_reading(finished[1]) or entry["state"] == "running":
-        return (f"{where} 的 finished_at 是 {shown(finished[0])}、finished_offset 是 {shown(finished[1])}"
-                f"（state {shown(entry['state'])}）：结束的尝试两者都记录（UTC 时间与秒数），进行中的两者都是 null。")
-    return None
