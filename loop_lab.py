@@ -1,22 +1,23 @@
 """The outer loop of lesson 14: decide, round by round, whether to try the export again or stop.
 
-    python3 loop_lab.py --run NAME --scenario repair|stuck|semantic|permission|slow
+    python3 loop_lab.py --run NAME --scenario repair|stuck|semantic|permission|slow|model
                         [--max-attempts 1..5] [--max-seconds 0..300] [--attempt-timeout 0.1..300]
+                        [--max-api-calls 1..100] [--model-url URL | --model-script FILE]   (model only)
 
 `OuterLoop.rounds()` is the lesson's flowchart, one numbered step per call, as in docs/loop/TASK.md
 「每一轮的顺序」: 1 budget, 2 proposal, 3 scope, 4 fresh child, 5 independent check, then the decision,
 written down with the attempt. Every way the loop can end is a `Stop` returned where it happens, with a
 hand-off for a person (where it stopped, what was done, what to inspect, what to decide); only Ctrl-C /
 termination, unexpected exceptions and a record that cannot be saved are raised. The proposals come from the
-author's scripted choosers (data, not a model), so every stop can be reproduced exactly. The record,
+author's scripted choosers (data, not a model), so every stop can be reproduced exactly; only `--scenario model`
+asks a development model (proposer/, loaded for it alone), whose claim decides nothing. The record,
 `loop-runs/NAME/loop.json`, is written atomically when the name is claimed, before and after every attempt
 and at the end. Budgets and the order of events are judged on the monotonic clock; `*_at` times are wall-clock.
 
-The machinery is in machinery/, each module saying what it guarantees: executor.py (with `--attempt-timeout`
-an attempt runs in a process of its own, ended within S + grace), interrupts.py (Ctrl-C and termination),
-arguments.py (the command line, names already used), progress.py (the lines on stderr). Shared: harness.py runs
-each child and lends the watched files, samples, name rule and fingerprint; verify_harness.py checks each child;
-cli.py is the plumbing. `run_loop()` is the in-process entry (clocks, sleep, child runner and checker can be
+The machinery is in machinery/ (its docstring lists each module and what it guarantees; `--attempt-timeout` runs
+an attempt in a process of its own, ended within S + grace). Shared: harness.py runs each child and lends the
+watched files, samples, name rule and fingerprint; verify_harness.py checks each child; cli.py is the plumbing.
+`run_loop()` is the in-process entry (clocks, sleep, child runner and checker, the development model can be
 injected); verify_loop.py checks the records without importing any of this.
 """
 # From the script's first line on, Ctrl-C or termination must end in one JSON line and exit 130. Until
@@ -45,6 +46,7 @@ except KeyboardInterrupt:  # in the instant before the handlers above were in pl
 
 import cli  # first: it refuses a Python older than 3.11 before anything else runs
 
+import contextlib
 import os
 import time
 from collections import namedtuple
@@ -124,8 +126,7 @@ def new_loop(root, name, scenario, max_attempts=3, max_seconds=30, attempt_timeo
 
     CLOCK is the monotonic clock of budgets and offsets, WALL the calendar clock of the `*_at` times, SLEEP
     and TOOL_SECONDS the stand-in tool's wait (slow only; in a process of its own it really waits TOOL_SECONDS).
-    RUN_CHILD and CHECK_CHILD (by default verify_harness) serve attempts run in this process; OPEN_MODEL makes
-    the model scenario's development model (proposer/developer.py's open_model by default)."""
+    RUN_CHILD and CHECK_CHILD (verify_harness by default) serve in-process attempts; OPEN_MODEL, the model's."""
     problem = arguments.argument_problem(SCENARIOS, name, scenario, max_attempts, max_seconds, attempt_timeout,
                                          max_api_calls, model_url, model_script)
     model = None
@@ -161,8 +162,8 @@ class OuterLoop:
         self.root, self.name, self.scenario = root, name, scenario
         self.max_attempts, self.max_seconds, self.attempt_timeout = budget
         self.clock, self.wall, self.sleep = tools["clock"], tools["wall"], tools["sleep"]
-        self.run_child, self.tool_wait = tools["run_child"], tools["tool_wait"]
-        self.check_child, self.course, self.model = tools["check_child"] or self.check_independently, None, tools["model"]
+        self.run_child, self.tool_wait, self.model = tools["run_child"], tools["tool_wait"], tools["model"]
+        self.check_child, self.course = tools["check_child"] or self.check_independently, None
         self.folder = root / "loop-runs" / name
         self.claimed, self.start, self.settled = False, None, {}
         self.record = {
@@ -191,8 +192,6 @@ class OuterLoop:
                 self.claimed, self.start, wall = True, self.clock(), self.wall()  # offsets count from the first record
                 self.record["segments"].append({"started_at": self.wall_time(wall), "started_offset": 0,  # one reading
                                                 "wall_minus_monotonic": round(wall, 3), "elapsed_seconds": 0})
-            if self.model:
-                self.model.open(self.folder)
             stop = self.rounds()
         except KeyboardInterrupt as exc:
             if not self.claimed:
@@ -269,11 +268,10 @@ class OuterLoop:
         if now >= self.max_seconds:
             return self.budget_exhausted(number, "time_budget", f"已用 {now:.3f} 秒，达到时间预算 "
                                          f"{self.record['budget']['max_seconds']} 秒（轮次边界检查）", now)
-        spent = self.model and self.model.spent(number)  # the API-call budget: before any request of this round
-        return spent and self.proposal_stopped(number, spent)
+        return None
 
     def context_stop(self, when):
-        """A Stop when any of the watched files (LOOP_FILES) differs from the start of the loop, else None."""
+        """A Stop when any watched file (the record's context: LOOP_FILES, a model's too) has changed, else None."""
         recorded = self.record["context"]["entries"]
         current = harness.fingerprint(self.root, recorded)["entries"]
         changed = [rel for rel in recorded if current[rel] != recorded[rel]]
@@ -342,8 +340,9 @@ class OuterLoop:
         say(f"[第 {number} 轮] {why}：不再提出候选，停止（budget_exhausted/{reason}）。")
         if reason == "attempt_budget":
             decide = DECIDE["attempt_budget"].format(child=self.attempts[-1]["child_run"])
-        elif self.attempts:
-            decide = DECIDE["time_budget"] + self.slow_lesson(number)
+        elif self.attempts:  # slow: its attempt began inside the budget and waited on its tool past it
+            slow = DECIDE["slow_lesson"].format(attempt=number - 1, seconds=f"{self.tool_wait:g}")
+            decide = DECIDE["time_budget"] + (slow if self.scenario == "slow" else "")
         elif self.max_seconds == 0:
             decide = DECIDE["no_time_at_all"]
         else:
@@ -353,15 +352,9 @@ class OuterLoop:
     def proposal_stopped(self, number, stopped):
         """The development model gave no candidate to run: out of API calls, or (for a person) no proposal."""
         if stopped.kind != "api_call_budget":
-            return self.needs_human(stopped.kind, stopped.what, stopped.decide, stopped.inspect)
+            return self.needs_human(*stopped)
         say(f"[第 {number} 轮] {stopped.what}：不再请求候选，停止（budget_exhausted/api_call_budget）。")
-        return Stop("budget_exhausted", "api_call_budget",
-                    self.handoff(f"第 {number} 轮：{stopped.what}", stopped.decide, stopped.inspect))
-
-    def slow_lesson(self, number):
-        if self.scenario != "slow":
-            return ""
-        return DECIDE["slow_lesson"].format(attempt=number - 1, seconds=f"{self.tool_wait:g}")
+        return Stop("budget_exhausted", stopped.kind, self.handoff(f"第 {number} 轮：{stopped.what}", *stopped[2:]))
 
     def permission_boundary(self, number, proposal):
         action, target = proposal.get("action"), proposal.get("target") or proposal.get("sample")
@@ -432,12 +425,8 @@ class OuterLoop:
         by = "终止信号" if interrupt_reason(exc) == "terminated" else " Ctrl-C "
         in_flight = self.attempt_in_flight()
         mark_unknown(in_flight)
-        if in_flight:
-            decide = self.unknown_attempt_advice(in_flight["child_run"])
-        elif self.attempts:
-            decide = "已记录的尝试都已完成；"
-        else:
-            decide = "还没有开始任何尝试，也没有子运行；"
+        decide = (self.unknown_attempt_advice(in_flight["child_run"]) if in_flight else
+                  "已记录的尝试都已完成；" if self.attempts else "还没有开始任何尝试，也没有子运行；")
         say(f"已中断（{by.strip()}）：{self.where()}。")
         return Stop("interrupted", interrupt_reason(exc), self.handoff(
             f"被{by}中断于{self.where()}", decide + "核对后用新名称重新运行，本记录保持不动。"))
@@ -531,10 +520,8 @@ class OuterLoop:
         try:
             write_json_atomic(self.folder / "loop.json", self.record)
         except OSError as exc:
-            try:
+            with contextlib.suppress(OSError):  # a leftover that cannot even be removed changes nothing
                 (self.folder / "loop.json.tmp").unlink(missing_ok=True)
-            except OSError:  # a leftover that cannot even be removed changes nothing
-                pass
             raise RecordNotSaved() from exc
 
 

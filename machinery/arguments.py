@@ -23,8 +23,8 @@ SECONDS_RANGE = (0, 300)
 ATTEMPT_TIMEOUT_RANGE = (0.1, 300)
 API_CALLS_RANGE = (1, 100)
 DEFAULT_API_CALLS = 10
-MODEL_SCENARIO = "model"
-WORKSPACE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder holding machinery/  # the one scenario whose proposals come from a development model
+MODEL_SCENARIO = "model"  # the one scenario whose proposals come from a development model
+WORKSPACE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder holding machinery/
 DEVELOPER_MODELS = "samples/models/ 里的 developer.json（默认）、 repeat.json、 publish.json、 failing.json"
 
 

@@ -3,9 +3,9 @@
 `loop_lab.py --scenario model` makes one `ModelScenario` and asks it, at the flowchart's steps: before anything is
 created, whether the development model can be used (`problem`) and which files the loop's context adds (`files`: the
 22, then this package, the notes assistant's client, loop and recorder, and with the local mock the mock's modules
-and the script); once the name is claimed, `open()` starts the development model (developer.open_model); at step 1
-whether an API call is left (`spent()`); at step 2 `propose()`, which says on stderr what was asked and what came
-back, or gives the `ProposalStopped` when no candidate can follow; when the loop runs the candidate, `run_as_attempt()`
+and the script); at step 2 `propose()`, which starts the development model for the first proposal (`open()`,
+developer.open_model), stops at once when no API call is left, says on stderr what was asked and what came back, or
+gives the `ProposalStopped` when no candidate can follow; when the loop runs the candidate, `run_as_attempt()`
 moves the proposal's entry into the attempt; at the end `close()` ends the local server. The record gains
 `budget.max_api_calls`, `model` (where the model came from, the server's log), `actual_api_calls` (the HTTP requests
 actually sent) and `proposal_not_run` (the entry of a last proposal no attempt carries: blocked, cut by the budget,
@@ -75,17 +75,14 @@ class ModelScenario:
     def rel(self, name):
         return f"loop-runs/{self.name}/{name}"
 
-    def open(self, folder):
-        """Starts the development model for the loop in FOLDER (the local mock: a process of its own)."""
-        self.developer = (self.open_model or open_model)(self.root, folder, self.limit, self.url,
-                                         None if self.script is None else self.script, env=self.env)
-
-    def spent(self, number):
-        """Step 1: ProposalStopped when no API call is left for proposal NUMBER (none is asked then), else None."""
-        if self.developer.budget.left() > 0:
-            return None
-        return self.stopped("api_call_budget", f"第 {number} 次提议开始前，API 调用预算 {self.limit} 次已用完"
-                                               f"（已发出 {self.sent()} 次 HTTP 请求，含重试）")
+    def open(self):
+        """Starts the development model, once, for the first proposal (the local mock: a process of its own); the
+        loop's folder is claimed by then."""
+        if self.developer is None:
+            folder = self.root / "loop-runs" / self.name
+            self.developer = (self.open_model or open_model)(self.root, folder, self.limit, self.url, self.script,
+                                                             env=self.env)
+        return self.developer
 
     def sent(self):
         return self.developer.budget.sent
@@ -93,6 +90,9 @@ class ModelScenario:
     def propose(self, number, attempts):
         """(proposal, None) for attempt NUMBER from the feedback of ATTEMPTS, or (None, ProposalStopped) when no
         candidate can follow."""
+        if self.open().budget.left() <= 0:  # no request could be admitted: the proposal is not even asked
+            return None, self.stopped("api_call_budget", f"第 {number} 次提议开始前，API 调用预算 {self.limit} 次"
+                                                         f"已用完（已发出 {self.sent()} 次 HTTP 请求，含重试）")
         feedback = [(a["attempt"], a["candidate"]["sample"], a["feedback"]) for a in attempts if a["feedback"]]
         record = f"proposals/{number:02d}/question.json"
         self.say(f"[第 {number} 轮] 请开发模型提出候选，带上到目前为止的 {len(feedback)} 条反馈（记录 {self.rel(record)}；"

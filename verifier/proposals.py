@@ -20,29 +20,15 @@ import sys
 from pathlib import Path
 
 from cli import loads_strict
+from verifier.records import MODEL_ENTRY_KEYS as ENTRY_KEYS
+from verifier.records import SAMPLES, is_workspace_file
 
 PROJECT = Path(__file__).resolve().parent.parent / "project"
 PROPOSAL_LIMITS = {"max_turns": 4, "max_tool_failures": 3, "cycle_repeats": 3, "max_cycle_period": 5,
                    "token_budget": None, "deadline": 60.0, "timeout": 30.0, "max_retries": 2, "max_tokens": 512}
 API_CALLS_RANGE = (1, 100)
-SAMPLES = ("valid", "bad-quote", "semantic")
-# The files a model loop runs beyond the loop's 22 (docs/loop/TASK.md「受监视的文件」): this copy is the verifier's own.
-PACKAGE_FILES = tuple(f"proposer/{name}.py" for name in ("__init__", "budget", "developer", "options", "proposal",
-                                                           "scenario", "server"))
-CLIENT_FILES = tuple(f"project/assistant/{name}.py" for name in (
-    "__init__", "agent", "budget", "client", "config", "cycle", "errors", "history", "notes", "ranking", "record",
-    "retry", "text", "tools", "transport"))
-MOCK_FILES = ("project/mock_model.py", "project/workspace.py", "project/mockapi/__init__.py",
-              "project/mockapi/evidence.py", "project/mockapi/requests.py", "project/mockapi/script.py")
 MODEL_KEYS = ("source", "script", "url", "server_log")
-ENTRY_KEYS = ("proposal", "turns", "requests", "tokens", "claim", "stop")
 FAILED_STOPS = ("api_error", "context_full")  # the notes assistant's stops for a failing model service
-
-
-def model_files(model):
-    """The context a model loop records beyond the loop's 22 files, for its recorded MODEL entry."""
-    script = model.get("script") if type(model) is dict else None
-    return PACKAGE_FILES + CLIENT_FILES + ((*MOCK_FILES, script) if type(script) is str else ())
 
 
 def proposal_of(text):
@@ -137,9 +123,7 @@ class ProposalCheck:
 
     def source_fits(self, model):
         if model["source"] == "local_mock":
-            script = model["script"]
-            return (type(script) is str and script.endswith(".json") and ".." not in script.split("/")
-                    and not script.startswith("/") and model["url"] is None
+            return (is_workspace_file(model["script"]) and model["url"] is None
                     and model["server_log"] == f"loop-runs/{self.name}/server-log.jsonl")
         return model["source"] == "url" and type(model["url"]) is str and model["script"] is model["server_log"] is None
 
@@ -295,6 +279,11 @@ class ProposalCheck:
         if supported is not None and supported != recorded:
             self.fail(f"最后一次提议（{self.rel(last.number)}）支持的停止是 {'/'.join(filter(None, supported))}，"
                       f"记录却是 {'/'.join(self.shown(part) for part in recorded if part)}：停止的原因要由提议的记录推出。")
+        blocked = self.record["blocked_proposal"]
+        if type(blocked) is dict and (last is None or last.proposed is None or (blocked.get("action"), blocked.get(
+                "target")) != (last.proposed["action"], last.proposed.get("target", last.proposed.get("sample")))):
+            self.fail(f"blocked_proposal 记录的是 {self.shown(blocked)}，不是最后一次提议里开发模型提出的动作：被拦下的提议"
+                      "被改动过。")
 
     def fail(self, message):
         self.verdict.fail(message)
