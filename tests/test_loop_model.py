@@ -169,6 +169,17 @@ class ModelCommandTest(WorkspaceTestCase):
         self.assertTrue(url.startswith("http://127.0.0.1:"))
         self.assertFalse(self.listening(url), "the local model server outlived the loop")
         self.assertNoTraceback(err)
+        code, out, err = self.run_cli("verify_loop.py", "loop-runs/m-01")
+        self.assertEqual((code, self.assertOneJsonLine(out)["result"]), (0, "pass"), err)
+
+    def test_the_lesson_cases_load_nothing_of_the_model(self):
+        program = ("import sys; sys.path.insert(0, sys.argv[1]); import loop_lab; "
+                   "loop_lab.main(['--run', 'r-01', '--scenario', 'repair']); "
+                   "print(sorted(m for m in sys.modules\n"
+                   "             if m.split('.')[0] in ('proposer', 'assistant', 'mock_model', 'mockapi')))")
+        done = subprocess.run([sys.executable, "-c", program, str(self.root)], cwd=self.root, capture_output=True,
+                              text=True, encoding="utf-8")
+        self.assertEqual(done.stdout.splitlines()[-1], "[]", done.stderr)
 
     @not_on_windows("用 SIGINT 模拟在终端按下 Ctrl-C；Windows 没有可以发给单个进程的 SIGINT")
     def test_ctrl_c_during_a_request_exits_130_with_a_valid_record(self):
