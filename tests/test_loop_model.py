@@ -47,6 +47,7 @@ class ModelLoopTest(WorkspaceTestCase):
     def test_the_default_developer_needs_more_requests_than_turns_and_more_turns_than_attempts(self):
         record, code, made = self.run_model("m-01")
         self.assertEqual((code, {key: loop_lab.summary(record)[key] for key in DEFAULT_LINE}), (0, DEFAULT_LINE))
+        self.assertTrue(made[0].mock.stopping.is_set(), "the loop left its model's server running")
         attempts, turns, requests = counts(record)
         self.assertEqual((attempts, turns, requests), (2, 3, 5))
         self.assertEqual(record["actual_api_calls"], requests)
@@ -170,7 +171,9 @@ class ModelCommandTest(WorkspaceTestCase):
         self.assertFalse(self.listening(url), "the local model server outlived the loop")
         self.assertNoTraceback(err)
         code, out, err = self.run_cli("verify_loop.py", "loop-runs/m-01")
-        self.assertEqual((code, self.assertOneJsonLine(out)["result"]), (0, "pass"), err)
+        verified = self.assertOneJsonLine(out)
+        self.assertEqual((code, verified["result"]), (0, "pass"), err)
+        self.assertEqual((verified["model_turns"], verified["actual_api_calls"]), (turns, requests))
 
     def test_the_lesson_cases_load_nothing_of_the_model(self):
         program = ("import sys; sys.path.insert(0, sys.argv[1]); import loop_lab; "

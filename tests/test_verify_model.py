@@ -238,7 +238,7 @@ class ProposalCheckTest(WorkspaceTestCase):
 
         def only(keep):
             return lambda where, names: [name for name in names if Path(where).name in ("loop-runs", "runs")
-                                         and name.startswith("li-") != keep]
+                                         and (name.startswith("li-") != keep or name.startswith("own-"))]
         for student, keep in (("张三", False), ("李四", True)):
             for folder in ("loop-runs", "runs"):
                 shutil.copytree(self.root / folder, students / student / folder, ignore=only(keep))
@@ -247,6 +247,26 @@ class ProposalCheckTest(WorkspaceTestCase):
         self.assertEqual(rows["张三"]["result"], "pass", rows["张三"])  # the six cases, and the model loops beside
         self.assertEqual(rows["李四"]["result"], "incomplete", rows["李四"])  # a model loop is none of the six
         self.assertEqual(set(rows["李四"]["cases"].values()), {"missing"})
+
+    def test_a_developer_model_of_ones_own_is_hashed_where_it_ran(self):
+        script = self.root / "my-models" / "mine.json"
+        script.parent.mkdir()
+        script.write_bytes((self.root / "samples/models/repeat.json").read_bytes())
+        self.addCleanup(shutil.rmtree, script.parent)
+        made = []
+        with contextlib.redirect_stderr(io.StringIO()):
+            record, _ = loop_lab.run_loop(self.root, "own-01", "model", model_script=str(script),
+                                          open_model=opener(made=made))
+        for developer in made:
+            developer.close()
+        self.assertIn("my-models/mine.json", record["context"]["entries"])
+        self.assertEqual(self.verified("own-01")["result"], "pass")
+        kept = script.read_bytes()
+        script.write_bytes(kept + b"\n ")
+        self.assertEqual(self.verified("own-01")["result"], "fail")  # not the script it ran
+        script.unlink()
+        self.assertEqual(self.verified("own-01")["result"], "needs_human")  # not handed in: nobody can say
+        script.write_bytes(kept)
 
     def test_the_proposal_rule(self):
         self.assertEqual(proposal_of('{"action": "export", "sample": "valid", "claim": "x"}')["sample"], "valid")

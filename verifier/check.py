@@ -21,9 +21,9 @@ from cli import DuplicateKeyError, NotRegularFile, RecordError, TooLarge, displa
 from verifier.clocks import clock_events, offset_problems, wall_clock_finding
 from verifier.older import old_child_finding, old_record_problems, old_shape_problems
 from verifier.outcome import Outcome
-from verifier.records import (CURRENT, MESSAGE_CHARS, OLD_SCHEMAS, PRECISION, SCHEMA, SCRIPT, TOLERANCE, CourseFiles,
-                              Workspace, at_most, child_state_text, child_view, disk_key, kind_of, moment, names_said,
-                              one_line, read_record_file, same_files, schema_of, shown)
+from verifier.records import (CURRENT, MESSAGE_CHARS, OLD_SCHEMAS, PRECISION, SCHEMA, SCRIPT, SHIPPED_MODELS, TOLERANCE,
+                              CourseFiles, Workspace, at_most, child_state_text, child_view, disk_key, kind_of, moment,
+                              names_said, one_line, read_record_file, same_files, schema_of, shown)
 from verifier.shape import shape_problems
 
 
@@ -555,6 +555,12 @@ class LoopCheck(Outcome):
         recorded = self.record["context"]["entries"]
         current = self.workspace.course.entries_for(recorded, self.workspace.root)
         changed = [rel for rel in sorted(recorded) if recorded[rel] != current[rel]]
+        own = self.record.get("model", {}).get("script") if self.schema.calls_model else None
+        if own in changed and own not in SHIPPED_MODELS and current[own] == "missing":  # not handed in: unknown
+            changed.remove(own)
+            self.verdict.needs_person(f"开发模型的脚本 {shown(own)} 不在这个工作区里：它不是课程文件（交作业只打包 loop-runs/"
+                                      "和 runs/），核对不了这个循环用的是哪个开发模型。请把脚本一起交上来，或用工作区自带的"
+                                      "开发模型重新运行。")
         if not changed or self.version:  # an earlier release's files: judge_on_recorded_files said which differ
             return
         if self.workspace.course.root == self.workspace.root:
