@@ -10,7 +10,8 @@ The command line only. Does each stop follow from the evidence it left? The work
 modules, each with one job: verifier/records.py (the verifier's own copy of the rules, and how a record
 is read), verifier/shape.py (its fields), verifier/check.py (one loop folder), verifier/outcome.py (its stop and
 decisions re-derived), verifier/clocks.py (a record's clocks), verifier/older.py (records of an older workspace),
-verifier/explain.py (--explain), and classroom/ (check.py: a
+verifier/explain.py (--explain), verifier/proposals.py (a model loop's proposals; it uses project/verify_ask.py,
+the notes assistant's verifier, as verify_harness.py is used for each child), and classroom/ (check.py: a
 whole class and its reports; hand_in.py: --pack). None of them imports loop_lab.py, harness.py, export_review.py
 or the loop's machinery/: the checked programs never vouch for themselves.
 What they share with the rest of the workspace: cli.py's plumbing (capped reads of plain files,
