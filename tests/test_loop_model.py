@@ -205,6 +205,8 @@ class ModelCommandTest(WorkspaceTestCase):
         self.assertEqual((record["status"], record["actual_api_calls"]), ("interrupted", 1))
         self.assertEqual(cli.read_json(proposal_record)["stop"], "interrupted")
         self.assertNoTraceback(err)
+        code, out, err = self.run_cli("verify_loop.py", "loop-runs/c-01")
+        self.assertEqual((code, self.assertOneJsonLine(out)["result"]), (1, "needs_human"), err)  # valid, cut short
 
 
 if __name__ == "__main__":

@@ -153,7 +153,7 @@ class DevelopmentModelTest(unittest.TestCase):
             self.assertEqual(hashlib.sha256(record["reply_text"].encode()).hexdigest(), record["answer_sha256"])
         self.assertIn(rejected["message"], self.record(2)["question"])
         self.assertEqual(sum("[重试]" in line for line in said), 2)
-        self.assertEqual(developer.clock.waits[0], 0.3)  # the server's retry-after, skipped, not slept
+        self.assertEqual(developer.clock.waits, [0.2, 0.1])  # the server's retry-after(-ms), skipped, not slept
 
     def test_a_server_that_keeps_failing_ends_the_proposal_as_the_client_rules_say(self):
         developer = self.developer("failing")
