@@ -11,8 +11,9 @@ What it guarantees:
   very same instant are not told apart there: a stated limit). The file stays when the lock is released.
 - `open_loop()`: before a resume touches anything, in this order, each refusal a `Refused` with the reason in Chinese
   (the command exits 2, nothing is written): the loop folder exists (any case); its lock is free (the loop is not live,
-  not being resumed); its record is of today's schema (an older one is refused: it cannot carry segments) and stopped
-  `interrupted` or left `running` (every other stop is final); verify_loop.py, run as a process of its own (so nothing
+  not being resumed); its record is of today's schema (an older one is refused: it cannot carry segments), of its own
+  folder, of a scripted scenario (a model loop's proposals live in its process) and stopped `interrupted` or left
+  `running` (every other stop is final); verify_loop.py, run as a process of its own (so nothing
   of the verifier runs in the loop's process), finds nothing `fail`; the watched files are those of the record.
 - `found()`: what the attempt in flight left: no child folder, a partial child (no finished run.json), or a complete
   child (its finished record).
@@ -20,14 +21,13 @@ What it guarantees:
 Shared: cli.py (strict, capped record reading, paths shown to a person, the command line). The schema, the watched
 files and how they are hashed are the loop's, handed in. Nothing here imports loop_lab.py.
 """
-import contextlib
 import json
 import os
 import sys
 from pathlib import Path
 
 import cli
-from machinery import progress
+from machinery import arguments, progress
 
 RESUMABLE = ("interrupted", "running")
 UNKNOWN_WHY = "续跑时判断：这次尝试的结果不知道（没有做完的子运行），计一次尝试，没有反馈：用新的子运行继续"
@@ -197,6 +197,9 @@ def read_record(folder, schema):
     if record.get("run") != folder.name:  # a copy beside its original (cloud sync), or a record moved in
         raise Refused(cli.visible(f"{where} 记的循环是 {json.dumps(record.get('run'), ensure_ascii=False)}，不是目录名 "
                                   f"{folder.name}：这是别的循环的记录（或它的副本），不能在这里续跑。"))
+    if record.get("scenario") == arguments.MODEL_SCENARIO:
+        raise Refused(f"{where} 是 {arguments.MODEL_SCENARIO} 情景的循环：它的提议来自原来那个进程里的开发模型会话和本机服务，"
+                      "续跑给不出、也记不下同样的提议，不能续跑。请用新名称重新运行。")
     if record["status"] not in RESUMABLE:
         stop = f"{record['status']}/{record.get('reason')}"
         error = f"（error_type {record['error_type']}）" if type(record.get("error_type")) is str else ""
@@ -231,11 +234,13 @@ def changed_files(record, current):
             for rel in sorted(set(recorded) | set(current)) if recorded.get(rel) != current.get(rel)]
 
 
-@contextlib.contextmanager
-def released_on_error(lock):
-    """A block after which LOCK stays held, unless it fails."""
+def resumed(new_loop, root, name, schema, fingerprint, **options):
+    """The loop (NEW_LOOP's, with OPTIONS) resuming the loop NAME of ROOT, its scenario and budgets the record's,
+    once open_loop()'s checks passed (FINGERPRINT(): the watched files now); Refused otherwise, nothing written."""
+    folder, record, lock = open_loop(root, name, schema, lambda: fingerprint()["entries"])
     try:
-        yield
+        budget = [record["budget"][key] for key in ("max_attempts", "max_seconds", "attempt_timeout")]
+        return new_loop(root, folder.name, record["scenario"], *budget, resumed=(record, lock), **options)
     except BaseException:
         lock.release()
         raise
@@ -275,6 +280,12 @@ class Resuming:
     """The resume's step before round N+1, mixed into loop_lab.py's OuterLoop (whose record, clocks, independent
     check, ordinary decision and records it uses): the attempt in flight when the loop stopped, and only it, is judged
     once from what it left, that judgement written with it in one record (docs/loop/TASK.md「续跑」)."""
+
+    def open_segment(self):
+        """The origin of the resume's monotonic clock, read with the wall clock: a new segment, its offsets continuing
+        the segments before (BASE); written with the judgement carry_on() makes."""
+        self.claimed, self.start, wall = True, self.clock(), self.wall()
+        self.base = next_segment(self.record, wall, self.wall_time)
 
     def carry_on(self):
         """The judgement; a Stop when the record's last decision, or the one made now, is a stop."""

@@ -62,6 +62,7 @@ MASKS = (
     (r"elapsed_seconds（\d+(\.\d+)?）", "elapsed_seconds（N）", "the verifier quotes those seconds"),
     (r"单调时钟读数 \d+\.\d{3}(–\d+\.\d{3})? 秒", "单调时钟读数 N 秒", "verify_loop --explain: a round's readings"),
     (r"子进程运行了 \d+\.\d 秒", "子进程运行了 N 秒", "an attempt ended at its time limit: how long its child ran"),
+    (r"重试在 \d+\.\d\d 秒后发出", "重试在 N 秒后发出", "a retry's backoff has a random part (jitter), as the SDKs'"),
     (r'"decided_offset": \d+(\.\d+)?', '"decided_offset": N', "a decision's monotonic reading, as a record keeps it"),
     (r"单调时钟(至少)?走了 \d+\.\d{3} 秒", "单调时钟走了 N 秒", "a resume: the monotonic time of the segment before"),
     (r"隔了 -?\d+\.\d{3} 秒", "隔了 N 秒", "a resume: the wall-clock gap between two segments"),

@@ -328,6 +328,12 @@ class RefusalTest(ResumeTestCase):
         path.write_bytes(json.dumps(dict(record, schema="loop-run/3")).encode("utf-8"))
         self.assertRefused("older", "由旧版本的工作区生成")
 
+    def test_a_model_loop_is_not_resumed(self):
+        self.cut_in_wait("model-cut")
+        path = self.root / "loop-runs" / "model-cut" / "loop.json"
+        path.write_bytes(path.read_bytes().replace(b'"scenario": "slow"', b'"scenario": "model"'))
+        self.assertRefused("model-cut", "是 model 情景的循环")
+
     def test_resume_takes_no_other_option(self):
         code, _, stderr = self.main("--resume", "x", "--max-attempts", "5")
         self.assertEqual(code, 2)

@@ -22,7 +22,7 @@ from verifier.resumed import Segments, segment_problems
 # Wall times are whole seconds (up to 1 s early), read a moment apart from their monotonic reading: events
 # of one honest clock agree on "wall minus monotonic" within this much.
 SLACK = PRECISION + TOLERANCE
-# Seconds an honest loop's own steps take between two readings that nothing else separates (reading its 22 watched
+# Seconds an honest loop's own steps take between two readings that nothing else separates (reading its 23 watched
 # files, writing its record, checking a child): far less on any machine this course runs on.
 CHECK_GAP = 2
 # Two spans on one monotonic clock, measured by two processes, compared: 3-decimal rounding and the 15.6 ms ticks

@@ -30,13 +30,15 @@ class Outcome:
             if stop and number < count:
                 self.verdict.fail(f"第 {number} 次尝试之后循环就应停止（{'/'.join(stop)}），记录里却还有第 "
                                   f"{number + 1} 次尝试。")
-        problem = blocked_problem(record)
+        problem = None if self.schema.calls_model else blocked_problem(record)  # a model's: verifier/proposals.py
         if problem:
             self.verdict.fail(problem)
-        if status in ("running", "interrupted") or reason in ("unexpected_error", "attempt_timeout"):
+        proposed = self.proposal_stop()
+        if (status in ("running", "interrupted") or reason in ("unexpected_error", "attempt_timeout")) \
+                and proposed != (status, reason, record["error_type"]):
             self.verdict.needs_person(self.undecided_note())
             return
-        supported = stops[-1] if count and stops[-1] else boundary_stop(record, count)
+        supported = stops[-1] if count and stops[-1] else proposed[:2] if proposed else boundary_stop(record, count)
         # a stop the children contradict is read first; when a child could not be read, the child comes first
         self.compare_stop(supported, count, first=all(status is not None for _, status in outcomes))
 
@@ -58,13 +60,21 @@ class Outcome:
                 self.verdict.needs_person(text)
         elif unknown_count(record):
             return  # an attempt whose outcome a resume found unknown: judged by derivation (above), not by the table
-        elif (status, reason, count) != expected_outcome(record["scenario"], budget):
+        elif not self.schema.calls_model and (status, reason, count) != expected_outcome(record["scenario"], budget):
             expected = expected_outcome(record["scenario"], budget)
             self.verdict.fail(
                 f"情景 {record['scenario']} 在预算 max_attempts={budget['max_attempts']}、max_seconds="
                 f"{budget['max_seconds']} 下应为 {expected[0]}/{expected[1]}、{expected[2]} 次尝试，"
                 f"记录却是 {status}/{one_line(reason)}、{count} 次：情景、预算或结果被改动过，"
                 "或者 samples/ 已不是课程提供的版本（预期表只适用于原样的三个样例）。")
+
+    def proposal_stop(self):
+        """A model loop's stop its last proposal supports when no attempt carries it (status, reason, error_type), or
+        None (verifier/proposals.py); a model loop's own stop: there is no script and no table to judge it by."""
+        if not self.schema.calls_model or not self.proposals or self.record["proposal_not_run"] is None:
+            return None
+        from verifier.proposals import proposal_stop
+        return proposal_stop(self.proposals[-1])
 
     def undecided_note(self):
         record = self.record
@@ -200,6 +210,8 @@ def boundary_stop(record, count):
         return "budget_exhausted", "time_budget"
     if record["blocked_proposal"] is not None:
         return "needs_human", "permission_boundary"
+    if record["reason"] == "api_call_budget" and record["actual_api_calls"] >= budget.get("max_api_calls", 0):
+        return "budget_exhausted", "api_call_budget"  # a model loop's: no call left for the next proposal
     return None
 
 

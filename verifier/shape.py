@@ -7,10 +7,10 @@ its children is verifier/check.py's. It does not import loop_lab.py, harness.py,
 what it shares is verifier/records.py's copy of the rules (the schemas, scenarios, stops, name rule, hashing).
 """
 from verifier.records import (BUDGET_KEYS, CHILD_STATUSES, CURRENT, DECISION_STOPS, DECISIONS, ENDED_KEYS, ENDINGS,
-                              FOUND, HANDOFF_KEYS, INNER_KEYS, MAX_ATTEMPTS, MAX_READING, MIN_DECISION, RECORD_ID,
-                              REASONS, RESUME_KEYS, RESUMED_KEYS, SAMPLES, SCRIPT, SEGMENT_KEYS, SHA256, TIMEOUT_RANGE,
-                              UNDECIDED, combined_fingerprint, is_int, is_loop_name, is_number, is_reading, moment,
-                              one_line, shown)
+                              FOUND, HANDOFF_KEYS, INNER_KEYS, MAX_ATTEMPTS, MAX_READING, MIN_DECISION, MODEL,
+                              MODEL_ENTRY_KEYS, RECORD_ID, REASONS, RESUME_KEYS, RESUMED_KEYS, SAMPLES, SCRIPT,
+                              SEGMENT_KEYS, SHA256, TIMEOUT_RANGE, UNDECIDED, combined_fingerprint, is_int,
+                              is_loop_name, is_number, is_reading, moment, one_line, shown)
 
 
 def decision_problem(where, decision, last, status, keys=CURRENT.decision_keys):
@@ -68,7 +68,8 @@ def shape_problems(record, name, schema=CURRENT):
     checks, fields = field_checks(record, name, schema), ShownFields(record, folder=shown(name))
     blocking = [message.format_map(fields) for holds, message, blocks in checks if blocks and not holds]
     other = [message.format_map(fields) for holds, message, blocks in checks if not blocks and not holds]
-    other += [problem for problem in [unknown_fields_problem("loop.json", record, schema.keys, INNER_KEYS,
+    inner = dict(INNER_KEYS, budget=schema.budget_keys)
+    other += [problem for problem in [unknown_fields_problem("loop.json", record, schema.keys, inner,
                                                              schema.name)] if problem]
     if blocking:
         return blocking, other
@@ -82,9 +83,10 @@ def field_checks(record, name, schema=CURRENT):
 
     A message names the record's fields as {field}: they are written out (as JSON) only for a check that fails.
     """
-    status, reason, files = record["status"], record["reason"], schema.files
+    status, reason, files, reasons = record["status"], record["reason"], schema.files, schema.reasons
     budget, context, blocked = record["budget"], record["context"], record["blocked_proposal"]
-    known_status = type(status) is str and status in REASONS
+    known_status = type(status) is str and status in reasons
+    calls = record["actual_api_calls"]
     segments = [(segments_ok(record), "segments 是 {segments}：应为循环的单调时钟运行过的各段（从未续跑的循环只有一段），"
                  "每段有 started_at（UTC 时间）、started_offset（第一段是 0）、wall_minus_monotonic（与单调时钟原点同时"
                  "读的日历时间，秒）和 elapsed_seconds；续跑过的，除最后一段外每段还有 ended（" + "、".join(ENDINGS)
@@ -96,18 +98,19 @@ def field_checks(record, name, schema=CURRENT):
         (type(record["id"]) is str and bool(RECORD_ID.fullmatch(record["id"])),
          "id 是 {id}：应为循环建立记录时随机生成的 32 位小写十六进制。", False),
         (record["run"] == name and is_loop_name(name), "run 是 {run}，与目录名 {folder} 不符（或不是合法的循环名）。", True),
-        (type(record["scenario"]) is str and record["scenario"] in SCRIPT,
-         "scenario 是 {scenario}，不是已知情景（" + "、".join(SCRIPT) + "）。", True),
+        (type(record["scenario"]) is str and record["scenario"] in schema.scenarios,
+         "scenario 是 {scenario}，不是已知情景（" + "、".join((*SCRIPT, MODEL)) + "）。", True),
         (budget_ok(budget), "budget 是 {budget}：max_attempts 应为 1-5 的整数，max_seconds 应为 0-300 秒，"
                             "attempt_timeout 为 null 或 0.1-300 秒。", True),
-        (known_status, "status 是 {status}，不是循环的状态（" + "、".join(REASONS) + "）。", True),
-        (not known_status or reason in REASONS[status], "reason 是 {reason}，与 status {status} 不配。", False),
+        (known_status, "status 是 {status}，不是循环的状态（" + "、".join(reasons) + "）。", True),
+        (not known_status or reason in reasons[status], "reason 是 {reason}，与 status {status} 不配。", False),
         (error_type_ok(record["error_type"], reason),
          "error_type 是 {error_type}：只有 unexpected_error 才记录 error_type，且必须记录。", True),
         (record["semantic_review"] == "pending", "semantic_review 是 {semantic_review}：循环从不判断内容，只能是 pending。",
          False),
-        (is_int(record["actual_api_calls"]) and record["actual_api_calls"] == 0,
-         "actual_api_calls 是 {actual_api_calls}：循环不调用模型，只能是 0。", False),
+        (is_int(calls) and (calls == 0 or schema.calls_model and calls > 0),
+         "actual_api_calls 是 {actual_api_calls}：" + ("应是发出的 HTTP 请求次数。" if schema.calls_model else
+                                                      "循环不调用模型，只能是 0。"), False),
         (context_ok(context, files), f"context 应记录 {len(files)} 个受监视文件的逐文件哈希，且合并指纹与它们一致。", True),
         (type(record["attempts"]) is list, "attempts 应为尝试记录的数组。", True),
         (attempts_within_range(record["attempts"]), too_many_attempts(record["attempts"]), True),
@@ -223,7 +226,7 @@ def attempt_problem(number, entry, record, schema=CURRENT):
     if type(entry) is not dict or any(key not in entry for key in schema.attempt_keys):
         return f"{where} 缺少字段（应有 {'、'.join(schema.attempt_keys)}）。"
     inner = {"candidate": ("action", "sample", "sha256"), "decision": schema.decision_keys,
-             "timeout": ("seconds", "waited_seconds", "inventory"), "resume": RESUME_KEYS}
+             "timeout": ("seconds", "waited_seconds", "inventory"), "model": MODEL_ENTRY_KEYS, "resume": RESUME_KEYS}
     optional = ("resume",) if schema is CURRENT else ()  # written only at a resume, on the attempt it judged
     unknown = unknown_fields_problem(where, entry, schema.attempt_keys + optional, inner, schema.name)
     if unknown:
