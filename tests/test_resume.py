@@ -23,7 +23,7 @@ import export_review
 import harness
 import loop_lab
 from machinery import resume
-from tests.support import not_on_windows
+from tests.support import PYTHON, not_on_windows
 from tests.test_loop_lab import LoopTestCase
 
 
@@ -282,7 +282,7 @@ class RefusalTest(ResumeTestCase):
         self.cut_in_wait("used")
         code, _, stderr = self.main("--run", "USED", "--scenario", "slow")
         self.assertEqual(code, 2)
-        self.assertIn("它停在 interrupted，没有做完：要接着做，用 python3 ", stderr)
+        self.assertIn(f"它停在 interrupted，没有做完：要接着做，用 {PYTHON} ", stderr)
         self.assertIn("loop_lab.py --resume used（先核对再续跑）", stderr)
         self.loop("used-done", "semantic")
         self.assertNotIn("--resume", self.main("--run", "used-done", "--scenario", "semantic")[2])
