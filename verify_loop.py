@@ -148,7 +148,8 @@ def missing_loop(text):
 
 
 def loop_folders(parser, texts):
-    """The loop folders named on the command line; a claim folder (`.lock-*`) is skipped, not checked."""
+    """The loop folders named on the command line; a claim folder (`.lock-*`) or a loop's lock file (`.held-*`) is
+    skipped, not checked."""
     folders, listed = [], {}  # each parent folder is listed once, however many of its loops are named
     for text in texts:
         path = Path(os.path.abspath(text))  # not resolved: a link keeps its own name, it is checked, not followed
@@ -158,12 +159,12 @@ def loop_folders(parser, texts):
             path = verify_harness.as_listed(text)  # typed in another case: the folder's own spelling
         if not os.path.lexists(path):
             parser.error(missing_loop(text))
+        if path.parent.name == "loop-runs" and path.name.startswith("."):  # a loop's lock file, or a claim
+            say(f"跳过 {visible(display_path(path))}：以点开头的是循环的锁文件或认领名称时的临时目录，不是循环记录。")
+            continue
         if not os.path.isdir(path) or path.parent.name != "loop-runs":
             parser.error(f"{text} 不是 loop-runs/ 下的循环目录：请给出例如 loop-runs/repair-01（这次没有核对任何目录）。"
                          "用通配符时写 loop-runs/*/，只列出文件夹。")
-        if path.name.startswith("."):
-            say(f"跳过 {visible(display_path(path))}：以点开头的是认领名称时的临时目录，不是循环记录。")
-            continue
         folders.append(path)
     if not folders:
         parser.error("给出的目录里没有循环记录：请给出 loop-runs/ 下的循环目录，例如 loop-runs/repair-01。")

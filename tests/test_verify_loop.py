@@ -454,9 +454,12 @@ class CommandLineTest(VerifyTestCase):
         self.addCleanup(claim.rmdir)
         code, stdout, stderr = self.run_cli("verify_loop.py", "loop-runs/r", "loop-runs/.lock-left")
         self.assertEqual((code, len(stdout.splitlines())), (0, 1))
-        self.assertIn("跳过 loop-runs/.lock-left：以点开头的是认领名称时的临时目录，不是循环记录。", stderr)
+        self.assertIn("跳过 loop-runs/.lock-left：以点开头的是循环的锁文件或认领名称时的临时目录，不是循环记录。", stderr)
         code, stdout, stderr = self.run_cli("verify_loop.py", "loop-runs/.lock-left")
         self.assertEqual((code, stdout), (2, ""))
+        code, stdout, stderr = self.run_cli("verify_loop.py", "loop-runs/r", "loop-runs/.held-r")  # every loop's lock
+        self.assertEqual((code, len(stdout.splitlines())), (0, 1), stderr)
+        self.assertIn("跳过 loop-runs/.held-r：", stderr)
 
     def test_a_folder_that_does_not_exist_is_said_so(self):
         code, stdout, stderr = self.run_cli("verify_loop.py", "loop-runs/nope")
