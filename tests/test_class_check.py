@@ -19,6 +19,7 @@ import os
 import re
 import secrets
 import shutil
+import string
 import zipfile
 from pathlib import Path
 from unittest import mock
@@ -30,6 +31,7 @@ from classroom.intake import student_and_id
 import cli
 import loop_lab
 import verify_loop
+from verifier import findings
 from tests.test_class_intake import RawInfo, zip_folder
 from tests.test_loop_lab import SharedWorkspaceTestCase
 
@@ -363,11 +365,41 @@ class ClassCheckTest(SharedWorkspaceTestCase):
         self.assertTrue(data.startswith(b"\xef\xbb\xbf"))
         self.assertEqual(data.count(b"\r\n"), len(self.expected()) + 1)
         rows = list(csv.reader(io.StringIO(data.decode("utf-8-sig"))))
-        self.assertEqual(rows[0], ["student", "id", "result", *SIX_CASES, "loops", "problems"])
+        self.assertEqual(rows[0], ["student", "id", "result", *SIX_CASES, "loops", "problems", "kinds"])
         self.assertEqual(len(rows), len(self.expected()) + 1)
-        self.assertIn(["张三", "100001", "pass", *["pass"] * 6, "6", ""], rows)
+        self.assertIn(["张三", "100001", "pass", *["pass"] * 6, "6", "", ""], rows)
         zhu = next(row for row in rows if row[0] == "朱松")
-        self.assertEqual(zhu[:3] + zhu[-2:], ["朱松", "", "incomplete", "5", "缺少情景「stuck」：没有 scenario 与预算恰好是这一行的循环。"])
+        self.assertEqual(zhu[:3] + [zhu[-3], zhu[-1]], ["朱松", "", "incomplete", "5", "missing_case"])
+        self.assertEqual(zhu[-2], self.row("朱松")["problems"][0])
+        for row, line in zip(rows[1:], self.lines(), strict=True):  # one kind for each reason, in their order
+            self.assertEqual(len(row[-1].split()), len(line["problems"]), row)
+
+    def test_every_sentence_comes_from_the_table_and_rewording_it_changes_no_row(self):
+        """Every sentence of the table made a marker naming its kind and fields: each reason and note of every row
+        is then a marker (cut after 500 characters where a huge record made it so), and every row's result, cases,
+        loops, number of reasons and their kinds are what the real words gave."""
+        def marker(template):
+            named = [(name, spec) for _, name, spec, _ in string.Formatter().parse(template) if name]
+            return "⟦" + "".join(f" {{{name}{':' + spec if spec else ''}}}" for name, spec in named) + "⟧"
+        marked = {kind: (entry[0], *(f"{kind}:{marker(text)}" for text in entry[1:]))
+                  for kind, entry in findings.SENTENCES.items()}
+        for path in ("全班-标记.csv",):
+            (self.root / path).unlink(missing_ok=True)
+        with mock.patch.dict(findings.SENTENCES, marked):
+            code, stdout, _ = in_process(self.root, "--class", "交作业", "--csv", "全班-标记.csv")
+        rows = [json.loads(line) for line in stdout.splitlines()]
+        cut = re.compile(r"…（共 [0-9]+ 个字符）$")
+        for row, before in zip(rows, self.lines(), strict=True):
+            with self.subTest(student=row["student"]):
+                self.assertEqual([row[key] for key in ("student", "result", "cases", "loops")],
+                                 [before[key] for key in ("student", "result", "cases", "loops")])
+                self.assertEqual(len(row["problems"]), len(before["problems"]))
+                for said in row["problems"] + row.get("notes", []):
+                    self.assertRegex(cut.sub("⟧", said), r"^[a-z_0-9]+:⟦.*⟧$")
+        self.assertEqual(code, self.code)
+        marked_kinds = [row[-1] for row in csv.reader(io.StringIO((self.root / "全班-标记.csv").read_text("utf-8-sig")))]
+        self.assertEqual(marked_kinds, [row[-1] for row in csv.reader(io.StringIO(
+            (self.root / "全班.csv").read_text("utf-8-sig")))])
 
     def test_the_report_shows_each_submission_with_paths_inside_it(self):
         report = (self.root / "全班.md").read_text(encoding="utf-8").splitlines()

@@ -165,7 +165,7 @@ class GroupingTest(unittest.TestCase):
 
     def test_one_record_held_2500_times_inside_one_submission_is_one_line(self):
         item = Item("甲", [(("id", "a" * 32), f"runs/r{number:04d}/run.json") for number in range(2500)])
-        copies.mark_copies([item], lambda text, for_student: text)
+        copies.mark_copies([item], lambda finding: finding.sentence())
         self.assertEqual(len(item.copies), 1)
         self.assertIn("等 2500 个", item.copies[0])
         self.assertLess(len(item.copies[0]), 400)
@@ -184,7 +184,7 @@ class GroupingTest(unittest.TestCase):
         """The first of 2000 submissions that all hold the copy KEYS: one short reason each, naming a few others."""
         items = [Item(f"学生{number}", [(key, f"loop-runs/{key[-1][0]}/loop.json") for key in keys])
                  for number in range(2000)]
-        copies.mark_copies(items, lambda text, for_student: text)
+        copies.mark_copies(items, lambda finding: finding.sentence())
         self.assertTrue(all(len(item.copies) == 1 for item in items))
         self.assertLess(len(items[0].copies[0]), 600)
         return items[0].copies[0]
