@@ -82,6 +82,25 @@ def texts_in(found):
             if isinstance(text, str)]
 
 
+def values_in(found):
+    """Every value among the fields of findings_in(FOUND), as text (numbers too): what the findings name."""
+    return [str(item) for finding in findings_in(found) for value in finding.fields.values()
+            for item in (value if isinstance(value, (list, tuple)) else [value])
+            if isinstance(item, (str, int, float)) and not isinstance(item, bool)]
+
+
+def assert_found(case, found, *expected):
+    """Each of EXPECTED is a finding kind FOUND holds (anywhere inside) or a value one of its findings names (a path,
+    a field, a figure, as part of a value): the test CASE fails otherwise."""
+    from verifier.findings import SENTENCES
+    kinds, values = kinds_in(found), values_in(found)
+    for item in expected:
+        if item in SENTENCES:
+            case.assertIn(item, kinds, f"no finding of kind {item!r} in {found!r}")
+        else:
+            case.assertTrue(any(item in value for value in values), f"no finding names {item!r} in {found!r}")
+
+
 def fields_of(found, kind):
     """The fields of the first finding of KIND in FOUND (KeyError when there is none)."""
     for finding in findings_in(found):

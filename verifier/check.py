@@ -378,7 +378,7 @@ class LoopCheck(Outcome):
             self.verdict.add("candidate_not_scripted", number=number, sample=candidate["sample"],
                              scenario=self.record["scenario"], script=list(script) or Finding("script_none"))
         if candidate["sha256"] != self.record["context"]["entries"][f"samples/{candidate['sample']}.json"]:
-            self.verdict.add("candidate_hash", number=number, sample=candidate["sample"])
+            self.verdict.add("candidate_hash", number=number, file=f"samples/{candidate['sample']}.json")
 
     def child_missing(self, number, child_run, state):
         child = self.show(child_run)

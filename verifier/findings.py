@@ -276,7 +276,7 @@ SENTENCES = {
     # each attempt against its child
     "candidate_not_scripted": ("fail", "第 {number} 次尝试的候选 {sample} 不是情景 {scenario} 的脚本会提出的（脚本依次为：{script:n}）。"),
     "script_none": ("part", "不导出"),
-    "candidate_hash": ("fail", "第 {number} 次尝试的候选哈希与循环开始时 samples/{sample}.json 的指纹不符。"),
+    "candidate_hash": ("fail", "第 {number} 次尝试的候选哈希与循环开始时 {file} 的指纹不符。"),
     "children_unlistable": ("human", "第 {number} 次尝试的子运行 {child} 无从查看：{runs}/ 无法列出（{error_type:g}，{error_type}），"
                                      "这不等于子运行缺失；请恢复读取权限后再核对。"),
     "child_other_case": ("fail", "记录的子运行 {child} 不存在，只有名称只差大小写的 {found}：目录被改名或换过。"),
