@@ -94,9 +94,11 @@ class Checked:
         self.notes = [*earlier_note(self.earlier), *(cut_short_note(loop) for loop in self.loops if loop["cut_short"]),
                       *(orphan_note(*orphan) for orphan in self.orphans)]
         self.row = {"student": self.student, "id": self.student_id, "result": self.result(counted, missing),
-                    "cases": cases, "loops": len(self.loops), "problems": [reason.text for reason in self.reasons]}
+                    "cases": cases, "loops": len(self.loops), "problems": [reason.text for reason in self.reasons],
+                    "kinds": [reason.kind for reason in self.reasons]}  # each problem's kind, in their order
         if self.notes:
             self.row["notes"] = [class_report.shortened(visible(note.sentence())) for note in self.notes]
+            self.row["note_kinds"] = [note.kind for note in self.notes]
         return self
 
     def unless_runs_needed(self, submission):
@@ -329,7 +331,7 @@ def orphan_note(loop_folder, children):
 
 def workspace_row(root, student, course=None, student_id=""):
     """The row of the workspace ROOT (holding loop-runs/ and runs/) exactly as the class check shows it:
-    {"student", "id", "result", "cases", "loops", "problems"}, paths relative to ROOT. The same intake rules
+    {"student", "id", "result", "cases", "loops", "problems", "kinds"}, paths relative to ROOT. The same intake rules
     apply (no runs/ beside loop-runs/ is packaging once a loop made an attempt); copies are looked for inside the
     workspace only."""
     course = TeacherCourse(course.root if course is not None else HERE)
@@ -480,7 +482,7 @@ def write_outputs(args, course, checked, rows, names, aside, note, people):
                                                                CourseFiles.label(course), rows, aside, note,
                                                                with_roster=people is not None, said=said), "utf-8"))
     if args.csv_file:
-        outputs.append((args.csv_file, class_report.class_csv(rows), "utf-8-sig"))
+        outputs.append((args.csv_file, class_report.class_csv([row for row, _ in rows]), "utf-8-sig"))
     hidden = teacher_paths(course.root, args.submissions)
     if args.feedback:
         outputs += [(Path(args.feedback) / name, text, "utf-8")

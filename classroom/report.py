@@ -195,13 +195,13 @@ def tag(kind):
 # --- the CSV -------------------------------------------------------------------------------------
 
 def class_csv(rows):
-    """The CSV of ROWS ((row, its Checked or None)): the row's reasons joined into one cell, their kinds in another."""
+    """The CSV of ROWS: each row's reasons joined into one cell, their kinds in another."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(CSV_HEADER)
-    for row, item in rows:
+    for row in rows:
         problems = "；".join(problem.rstrip("。") for problem in row["problems"]) + ("。" if row["problems"] else "")
-        kinds = " ".join(reason.kind for reason in item.reasons) if item else ""
+        kinds = " ".join(row["kinds"])
         writer.writerow([spreadsheet_cell(row["student"]), spreadsheet_cell(row["id"]), row["result"],
                          *row["cases"].values(), row["loops"], spreadsheet_cell(problems, None), kinds])
     return out.getvalue()

@@ -367,9 +367,10 @@ def stranger(item, kind):
     note = Finding(kind)
     item.notes.insert(0, note)
     item.row["notes"] = [note.sentence(), *item.row.get("notes", [])]
+    item.row["note_kinds"] = [kind, *item.row.get("note_kinds", [])]
     return item.row, item
 
 
 def missing_row(person):
     return {"student": person.name, "id": person.id, "result": MISSING,
-            "cases": {case: "missing" for case in CASE_NAMES}, "loops": 0, "problems": []}
+            "cases": {case: "missing" for case in CASE_NAMES}, "loops": 0, "problems": [], "kinds": []}
