@@ -336,9 +336,11 @@ class ClassCheckTest(SharedWorkspaceTestCase):
         shutil.copytree(yan / "尤一" / "loop-runs" / "repair-01", yan / "尤一" / "loop-runs" / "repair-09")
         row = class_check.workspace_row(yan / "尤一", "尤一", course=class_check.TeacherCourse(self.root))
         self.assertEqual(row["result"], "needs_human", row)  # a byte copy of a folder: named, never a forgery
-        self.assertEqual([(kind, problem) for kind, problem in zip(row["kinds"], row["problems"]) if "repair-09" in problem],
-                         [("loop_copy", findings.Finding("in_loop", loop="loop-runs/repair-09", finding=findings.Finding(
-                             "loop_copy", folder="loop-runs/repair-09", original="loop-runs/repair-01")).sentence())])
+        copy = findings.Finding("loop_copy", folder="loop-runs/repair-09", original="loop-runs/repair-01")
+        self.assertEqual([(kind, problem) for kind, problem in zip(row["kinds"], row["problems"])
+                          if "repair-09" in problem],
+                         [("loop_copy", findings.Finding("in_loop", loop="loop-runs/repair-09",
+                                                         finding=copy).sentence())])
         text = json.loads((yan / "尤一" / "loop-runs" / "repair-09" / "loop.json").read_text(encoding="utf-8"))
         text["semantic_review"] = "approved"  # no longer a byte copy: a renamed, edited record fails as ever
         forge(yan / "尤一" / "loop-runs" / "repair-09" / "loop.json", lambda rec: rec.update(text))

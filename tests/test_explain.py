@@ -228,7 +228,8 @@ class TimeoutTest(ExplainTestCase):
         def ended_sooner(rec):
             attempt = rec["attempts"][0]
             attempt["finished_offset"] = round(attempt["started_offset"] + 0.05, 3)
-        for change, label in ((waited_less, "timeout.waited_seconds"), (ended_sooner, "finished_offset − started_offset")):
+        for change, label in ((waited_less, "timeout.waited_seconds"),
+                              (ended_sooner, "finished_offset − started_offset")):
             with self.subTest(label=label), self.forged("cut-off", change):
                 found = self.assertFails("cut-off", "timeout_short", number=1, limit=0.1, label=label)
                 self.assertAlmostEqual(found["seconds"], 0.05, places=3)

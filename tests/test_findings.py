@@ -1,7 +1,8 @@
 """Tests of verify_loop's findings as data: kinds with fields, sentences made from one table, listed for teachers.
 
 The table of verifier/findings.py is the one place the words live. docs/loop/TEACHER.md「每种发现」lists it (this
-test renders the list from the table and compares: change the table, then paste what the failure prints). A
+test renders the list from the table and compares: after changing the table, `python3 -m tests.test_findings --write`
+writes the list anew). A
 finding is its kind and fields: equal findings are one cause, whatever their words; every sentence is the table's
 template filled in, with the fields shown the way the table's specs say. That every sentence a whole class check
 prints comes from the table, and that rewording the table changes no result, is tested on a real class in
@@ -81,8 +82,10 @@ class FindingTest(unittest.TestCase):
         self.assertEqual(Finding("pause_in_attempt", number=2, child=0.12345, tool="").sentence().count("0.123"), 1)
 
     def test_a_finding_in_place_of_a_list_is_said_whole(self):
-        self.assertIn("（脚本依次为：不导出）", Finding("candidate_not_scripted", number=1, sample="valid",
-                                                  scenario="permission", script=Finding("script_none")).sentence())
+        said = Finding("candidate_not_scripted", number=1, sample="valid", scenario="permission",
+                       script=Finding("script_none")).sentence()
+        self.assertIn(Finding("script_none").sentence(), said)  # said whole, not a list of its characters
+        self.assertNotIn("、".join(Finding("script_none").sentence()), said)
 
     def test_findings_of_one_kind_and_fields_are_one_cause(self):
         first = Finding("child_deleted", number=2, child="runs/r-02")
@@ -119,5 +122,19 @@ class FindingTest(unittest.TestCase):
         self.assertEqual(len(findings.at_most([Finding("more", count=1)] * 10)), 10)
 
 
+def write_table():
+    """Replaces the list in docs/loop/TEACHER.md「每种发现」 with the one rendered from the table."""
+    text = TEACHER.read_text(encoding="utf-8")
+    head, section = text.split(f"\n{HEADING}\n", 1)
+    start = section.index("| 种类 | 结果 |")
+    rest = section[start:].split("\n\n## ", 1)
+    after = "\n\n## " + rest[1] if len(rest) > 1 else "\n"
+    TEACHER.write_bytes(f"{head}\n{HEADING}\n{section[:start]}{rendered_table()}{after}".encode("utf-8"))
+
+
 if __name__ == "__main__":
-    unittest.main()
+    import sys
+    if sys.argv[1:] == ["--write"]:  # python3 -m tests.test_findings --write: after changing the table
+        write_table()
+    else:
+        unittest.main()

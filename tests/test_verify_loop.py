@@ -74,7 +74,8 @@ def times_said(found, relative=False):
     """The times and readings the findings in FOUND name, in order, as (where, field): where is a file (loop.json,
     segments[0], a child's run.json; RELATIVE: from runs/ on) or the number of an attempt."""
     return [(shortened(finding.fields["where"], relative) if finding.kind == "time_of" else finding.fields["number"],
-             finding.fields["field"]) for finding in findings_in(found) if finding.kind in ("time_of", "reading_attempt")]
+             finding.fields["field"])
+            for finding in findings_in(found) if finding.kind in ("time_of", "reading_attempt")]
 
 
 def shortened(where, relative):
@@ -734,7 +735,8 @@ class ClockTest(VerifyTestCase):
             with self.subTest(seconds=seconds):
                 verdict = self.retime(step=lambda offset: seconds if offset > 2.5 else 0)
                 between = (((1, "finished_at"), "2026-01-01T00:00:02Z"),
-                           ((2, "started_at"), time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.START + 3 + seconds))))
+                           ((2, "started_at"), time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                             time.gmtime(self.START + 3 + seconds))))
                 self.assertStep(verdict, "clock_set_back" if seconds < 0 else "clock_slept", between, abs(seconds))
                 self.doCleanups()
 
@@ -972,7 +974,8 @@ class ExactRecordTest(VerifyTestCase):
                 verdict = self.verdict("after")
                 self.assertEqual(verdict["result"], result, verdict)
                 self.assertTrue(verdict["findings"][0].fields["run"].endswith("runs/after-03"), verdict)
-                self.assertEqual(verdict["findings"][0].kind, "run_unrecorded" if result == "fail" else "run_after_loop")
+                self.assertEqual(verdict["findings"][0].kind,
+                                 "run_unrecorded" if result == "fail" else "run_after_loop")
                 self.doCleanups()
 
     def test_a_name_that_could_fake_a_line_is_shown_escaped(self):
@@ -1257,7 +1260,8 @@ class GuardTest(VerifyTestCase):
         self.forge("on", lambda rec: rec["attempts"][0].update(
             status="needs_human", feedback={"error_type": "OSError", "message": "磁盘已满。"}))
         verdict = self.assertFails("on", "went_on")
-        self.assertEqual(fields_of(verdict, "went_on"), {"number": 1, "stop": "needs_human/unexpected_error", "next": 2})
+        self.assertEqual(fields_of(verdict, "went_on"),
+                         {"number": 1, "stop": "needs_human/unexpected_error", "next": 2})
 
 
 
@@ -1354,7 +1358,7 @@ class OlderRecordTest(VerifyTestCase):
     def test_a_current_record_relabelled_as_the_previous_schema_fails(self):
         self.forge("s", lambda rec: [stop_as_passed(rec), rec.update(schema="loop-run/3")])
         verdict = self.assertFails("s", "old_fields", "old_extra_fields", "loop-runs/s/loop.json")
-        self.assertEqual(fields_of(verdict, "old_extra_fields")["fields"], ["segments", "attempts[].decision.decided_offset"][:len(fields_of(verdict, "old_extra_fields")["fields"])])
+        self.assertIn("segments", fields_of(verdict, "old_extra_fields")["fields"])
 
     def test_a_record_of_the_22_files_relabelled_as_one_of_16_fails(self):
         self.forge("s", lambda rec: [stop_as_passed(rec), as_v3_record(rec), rec.update(schema="loop-run/2")])
