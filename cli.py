@@ -564,6 +564,9 @@ ERROR_GLOSS = {
     "IsADirectoryError": "该是文件的地方是一个文件夹",
     "NotRegularFile": "该是普通文件的地方是链接、管道、设备或文件夹",
     "TooLarge": "文件超过了读取上限",
+    "NotAProposal": "开发模型最后的回答不是一个提议",
+    "ModelFailed": "开发模型的服务失败了",
+    "ServerNotStarted": "本机的开发模型没能启动",
 }
 
 

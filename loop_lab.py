@@ -1,22 +1,23 @@
 """The outer loop of lesson 14: decide, round by round, whether to try the export again or stop.
 
-    python3 loop_lab.py --run NAME --scenario repair|stuck|semantic|permission|slow
+    python3 loop_lab.py --run NAME --scenario repair|stuck|semantic|permission|slow|model
                         [--max-attempts 1..5] [--max-seconds 0..300] [--attempt-timeout 0.1..300]
+                        [--max-api-calls 1..100] [--model-url URL | --model-script FILE]   (model only)
 
 `OuterLoop.rounds()` is the lesson's flowchart, one numbered step per call, as in docs/loop/TASK.md
 「每一轮的顺序」: 1 budget, 2 proposal, 3 scope, 4 fresh child, 5 independent check, then the decision,
 written down with the attempt. Every way the loop can end is a `Stop` returned where it happens, with a
 hand-off for a person (where it stopped, what was done, what to inspect, what to decide); only Ctrl-C /
 termination, unexpected exceptions and a record that cannot be saved are raised. The proposals come from the
-author's scripted choosers (data, not a model), so every stop can be reproduced exactly. The record,
+author's scripted choosers (data, not a model), so every stop can be reproduced exactly; only `--scenario model`
+asks a development model (proposer/, loaded for it alone), whose claim decides nothing. The record,
 `loop-runs/NAME/loop.json`, is written atomically when the name is claimed, before and after every attempt
 and at the end. Budgets and the order of events are judged on the monotonic clock; `*_at` times are wall-clock.
 
-The machinery is in machinery/, each module saying what it guarantees: executor.py (with `--attempt-timeout`
-an attempt runs in a process of its own, ended within S + grace), interrupts.py (Ctrl-C and termination),
-arguments.py (the command line, names already used), progress.py (the lines on stderr). Shared: harness.py runs
-each child and lends the watched files, samples, name rule and fingerprint; verify_harness.py checks each child;
-cli.py is the plumbing. `run_loop()` is the in-process entry (clocks, sleep, child runner and checker can be
+The machinery is in machinery/ (its docstring lists each module and what it guarantees; `--attempt-timeout` runs
+an attempt in a process of its own, ended within S + grace). Shared: harness.py runs each child and lends the
+watched files, samples, name rule and fingerprint; verify_harness.py checks each child; cli.py is the plumbing.
+`run_loop()` is the in-process entry (clocks, sleep, child runner and checker, the development model can be
 injected); verify_loop.py checks the records without importing any of this.
 """
 # From the script's first line on, Ctrl-C or termination must end in one JSON line and exit 130. Until
@@ -45,6 +46,7 @@ except KeyboardInterrupt:  # in the instant before the handlers above were in pl
 
 import cli  # first: it refuses a Python older than 3.11 before anything else runs
 
+import contextlib
 import os
 import time
 from collections import namedtuple
@@ -59,7 +61,7 @@ from machinery.progress import DECIDE, before_again, done_line, explain, left_te
 
 ROOT = Path(__file__).resolve().parent
 SCHEMA = "loop-run/4"
-SCENARIOS = ("repair", "stuck", "semantic", "permission", "slow")
+SCENARIOS = ("repair", "stuck", "semantic", "permission", "slow", arguments.MODEL_SCENARIO)
 # The loop's context: the 14 files the harness watches, this script and the task it follows, and every
 # other module the loop runs (its machinery and the command-line plumbing): a record names the code that made it.
 LOOP_FILES = harness.WATCHED_FILES + ("loop_lab.py", "docs/loop/TASK.md", "cli.py", "machinery/__init__.py",
@@ -117,20 +119,26 @@ def attempt_body(root, name, sample, tool_wait, sleep=time.sleep, run_child=harn
     return run_child(root, name, sample)
 
 
-def new_loop(root, name, scenario, max_attempts=3, max_seconds=30, attempt_timeout=None, *,
-             clock=time.monotonic, wall=time.time, sleep=time.sleep, tool_seconds=STAND_IN_TOOL_SECONDS,
-             run_child=harness.run_harness, check_child=None):
+def new_loop(root, name, scenario, max_attempts=3, max_seconds=30, attempt_timeout=None, max_api_calls=None,
+             model_url=None, model_script=None, *, clock=time.monotonic, wall=time.time, sleep=time.sleep,
+             tool_seconds=STAND_IN_TOOL_SECONDS, run_child=harness.run_harness, check_child=None, open_model=None):
     """An OuterLoop ready to run; ValueError (in Chinese) for arguments that cannot start one.
 
     CLOCK is the monotonic clock of budgets and offsets, WALL the calendar clock of the `*_at` times, SLEEP
     and TOOL_SECONDS the stand-in tool's wait (slow only; in a process of its own it really waits TOOL_SECONDS).
-    RUN_CHILD and CHECK_CHILD (by default verify_harness) serve attempts run in this process."""
-    problem = arguments.argument_problem(SCENARIOS, name, scenario, max_attempts, max_seconds, attempt_timeout)
+    RUN_CHILD and CHECK_CHILD (verify_harness by default) serve in-process attempts; OPEN_MODEL, the model's."""
+    problem = arguments.argument_problem(SCENARIOS, name, scenario, max_attempts, max_seconds, attempt_timeout,
+                                         max_api_calls, model_url, model_script)
+    model = None
+    if not problem and scenario == arguments.MODEL_SCENARIO:
+        from proposer.scenario import ModelScenario  # the development model and its client: this scenario only
+        model = ModelScenario(Path(root), name, max_api_calls, model_url, model_script, open_model=open_model)
+        problem = model.problem
     if problem:
         raise ValueError(problem)
     return OuterLoop(Path(root), name, scenario, (max_attempts, max_seconds, attempt_timeout),
                      dict(clock=clock, wall=wall, sleep=sleep, run_child=run_child, check_child=check_child,
-                          tool_wait=tool_seconds if scenario == "slow" else 0))
+                          tool_wait=tool_seconds if scenario == "slow" else 0, model=model))
 
 
 def run_loop(root, name, scenario, **options):
@@ -154,7 +162,7 @@ class OuterLoop:
         self.root, self.name, self.scenario = root, name, scenario
         self.max_attempts, self.max_seconds, self.attempt_timeout = budget
         self.clock, self.wall, self.sleep = tools["clock"], tools["wall"], tools["sleep"]
-        self.run_child, self.tool_wait = tools["run_child"], tools["tool_wait"]
+        self.run_child, self.tool_wait, self.model = tools["run_child"], tools["tool_wait"], tools["model"]
         self.check_child, self.course = tools["check_child"] or self.check_independently, None
         self.folder = root / "loop-runs" / name
         self.claimed, self.start, self.settled = False, None, {}
@@ -164,10 +172,12 @@ class OuterLoop:
                        "attempt_timeout": None if self.attempt_timeout is None else as_given(self.attempt_timeout)},
             "status": "running", "reason": None, "error_type": None,
             "semantic_review": "pending", "actual_api_calls": 0,
-            "context": harness.fingerprint(root, LOOP_FILES),
+            "context": harness.fingerprint(root, LOOP_FILES + (self.model.files if self.model else ())),
             "attempts": [], "blocked_proposal": None, "handoff": None, "segments": [],
             "elapsed_seconds": 0, "started_at": self.wall_time(), "finished_at": None,
         }
+        if self.model:  # budget.max_api_calls, where the model came from, the proposal not run
+            self.model.extend(self.record)
 
     @property
     def attempts(self):
@@ -193,6 +203,9 @@ class OuterLoop:
             if not self.claimed:
                 raise
             stop = self.unexpected(exc)
+        finally:
+            if self.model:  # the local model server ends with the loop, whatever ends the loop
+                self.model.close()
         return self.finish(stop)
 
     def rounds(self):
@@ -204,8 +217,11 @@ class OuterLoop:
             stop = self.budget_stop(number, now)
             if stop:
                 return stop
-            # 2. proposal: the scenario's script chooses from the feedback so far
-            proposal = CHOOSERS[self.scenario]([attempt["feedback"] for attempt in self.attempts])
+            # 2. proposal: the scenario's script (or the development model) chooses from the feedback so far
+            proposal, stopped = (self.model.propose(number, self.attempts) if self.model else
+                                 (CHOOSERS[self.scenario]([attempt["feedback"] for attempt in self.attempts]), None))
+            if stopped:
+                return self.proposal_stopped(number, stopped)
             # 3. scope: only `export` of a known sample may run; anything else is not done
             if not within_scope(proposal):
                 return self.permission_boundary(number, proposal)
@@ -255,9 +271,9 @@ class OuterLoop:
         return None
 
     def context_stop(self, when):
-        """A Stop when any of the watched files (LOOP_FILES) differs from the start of the loop, else None."""
+        """A Stop when any watched file (the record's context: LOOP_FILES, a model's too) has changed, else None."""
         recorded = self.record["context"]["entries"]
-        current = harness.fingerprint(self.root, LOOP_FILES)["entries"]
+        current = harness.fingerprint(self.root, recorded)["entries"]
         changed = [rel for rel in recorded if current[rel] != recorded[rel]]
         gone = [rel for rel in changed if current[rel] == "missing"]
         return self.context_changed(when, changed, gone) if changed else None
@@ -269,6 +285,8 @@ class OuterLoop:
                    "state": "running", "status": None, "feedback": None,
                    "started_at": wall, "finished_at": None,  # both read at the budget check
                    "started_offset": now, "finished_offset": None, "decision": None, "timeout": None}
+        if self.model:
+            self.model.run_as_attempt(attempt)
         self.attempts.append(attempt)
         self.save()
         progress.say_start(attempt, self.max_attempts, self.tool_wait, self.attempt_timeout)
@@ -322,18 +340,21 @@ class OuterLoop:
         say(f"[第 {number} 轮] {why}：不再提出候选，停止（budget_exhausted/{reason}）。")
         if reason == "attempt_budget":
             decide = DECIDE["attempt_budget"].format(child=self.attempts[-1]["child_run"])
-        elif self.attempts:
-            decide = DECIDE["time_budget"] + self.slow_lesson(number)
+        elif self.attempts:  # slow: its attempt began inside the budget and waited on its tool past it
+            slow = DECIDE["slow_lesson"].format(attempt=number - 1, seconds=f"{self.tool_wait:g}")
+            decide = DECIDE["time_budget"] + (slow if self.scenario == "slow" else "")
         elif self.max_seconds == 0:
             decide = DECIDE["no_time_at_all"]
         else:
             decide = DECIDE["time_spent_starting"].format(seconds=self.record["budget"]["max_seconds"])
         return Stop("budget_exhausted", reason, self.handoff(f"第 {number} 轮开始前：{why}", decide), elapsed=elapsed)
 
-    def slow_lesson(self, number):
-        if self.scenario != "slow":
-            return ""
-        return DECIDE["slow_lesson"].format(attempt=number - 1, seconds=f"{self.tool_wait:g}")
+    def proposal_stopped(self, number, stopped):
+        """The development model gave no candidate to run: out of API calls, or (for a person) no proposal."""
+        if stopped.kind != "api_call_budget":
+            return self.needs_human(*stopped)
+        say(f"[第 {number} 轮] {stopped.what}：不再请求候选，停止（budget_exhausted/api_call_budget）。")
+        return Stop("budget_exhausted", stopped.kind, self.handoff(f"第 {number} 轮：{stopped.what}", *stopped[2:]))
 
     def permission_boundary(self, number, proposal):
         action, target = proposal.get("action"), proposal.get("target") or proposal.get("sample")
@@ -404,12 +425,8 @@ class OuterLoop:
         by = "终止信号" if interrupt_reason(exc) == "terminated" else " Ctrl-C "
         in_flight = self.attempt_in_flight()
         mark_unknown(in_flight)
-        if in_flight:
-            decide = self.unknown_attempt_advice(in_flight["child_run"])
-        elif self.attempts:
-            decide = "已记录的尝试都已完成；"
-        else:
-            decide = "还没有开始任何尝试，也没有子运行；"
+        decide = (self.unknown_attempt_advice(in_flight["child_run"]) if in_flight else
+                  "已记录的尝试都已完成；" if self.attempts else "还没有开始任何尝试，也没有子运行；")
         say(f"已中断（{by.strip()}）：{self.where()}。")
         return Stop("interrupted", interrupt_reason(exc), self.handoff(
             f"被{by}中断于{self.where()}", decide + "核对后用新名称重新运行，本记录保持不动。"))
@@ -503,10 +520,8 @@ class OuterLoop:
         try:
             write_json_atomic(self.folder / "loop.json", self.record)
         except OSError as exc:
-            try:
+            with contextlib.suppress(OSError):  # a leftover that cannot even be removed changes nothing
                 (self.folder / "loop.json.tmp").unlink(missing_ok=True)
-            except OSError:  # a leftover that cannot even be removed changes nothing
-                pass
             raise RecordNotSaved() from exc
 
 
@@ -552,7 +567,8 @@ def main(argv=None):
         interrupts.answer_from_now_on(BEFORE_START, note_signal, SIGNALS_WHILE_STARTING)
         cli.use_safe_console()
         args = arguments.parse_arguments(argv, SCENARIOS, STAND_IN_TOOL_SECONDS)
-        loop = new_loop(ROOT, args.run, args.scenario, args.max_attempts, args.max_seconds, args.attempt_timeout)
+        loop = new_loop(ROOT, args.run, args.scenario, args.max_attempts, args.max_seconds, args.attempt_timeout,
+                        args.max_api_calls, args.model_url, args.model_script)
         code = loop.run()
     except cli.NameTaken as exc:
         say(arguments.name_taken_message(exc, args, ROOT))

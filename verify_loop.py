@@ -10,7 +10,8 @@ The command line only. Does each stop follow from the evidence it left? The work
 modules, each with one job: verifier/records.py (the verifier's own copy of the rules, and how a record
 is read), verifier/shape.py (its fields), verifier/check.py (one loop folder), verifier/outcome.py (its stop and
 decisions re-derived), verifier/clocks.py (a record's clocks), verifier/older.py (records of an older workspace),
-verifier/explain.py (--explain), and classroom/ (check.py: a
+verifier/explain.py (--explain), verifier/proposals.py (a model loop's proposals; it uses project/verify_ask.py,
+the notes assistant's verifier, as verify_harness.py is used for each child), and classroom/ (check.py: a
 whole class and its reports; hand_in.py: --pack). None of them imports loop_lab.py, harness.py, export_review.py
 or the loop's machinery/: the checked programs never vouch for themselves.
 What they share with the rest of the workspace: cli.py's plumbing (capped reads of plain files,
@@ -44,6 +45,9 @@ except KeyboardInterrupt:
 
 def print_result(result, several):
     out = {key: result[key] for key in ("result", "status", "attempts", "semantic_review")}
+    levels = result["levels"]
+    if levels:  # a model loop: the verifier's own count of its model turns and HTTP requests
+        out.update(model_turns=levels["model_turns"], actual_api_calls=levels["actual_api_calls"])
     if several or result["result"] != "pass":
         out["run"] = result["run"]
     if result["result"] != "pass":
@@ -51,7 +55,12 @@ def print_result(result, several):
     if result["notes"]:
         out["notes"] = result["notes"]
     print_json(out)
-    if result["result"] == "pass" and result["status"] == "needs_review":
+    if result["result"] == "pass" and levels:
+        pending = "，内容仍待人工审核（semantic_review: pending）" if result["status"] == "needs_review" else ""
+        say(f"{result['folder']}：pass，停止状态 {result['status']} 与提议记录和子运行一致：开发迭代 {levels['attempts']} 次尝试，"
+            f"应用工具循环 {levels['model_turns']} 次模型交互，算上请求重试共 {levels['actual_api_calls']} 次 HTTP 请求；"
+            f"模型的自我评价不作数{pending}。")
+    elif result["result"] == "pass" and result["status"] == "needs_review":
         say(f"{result['folder']}：pass，停止状态 {result['status']}、{result['attempts']} 次尝试与情景预期及子运行一致；"
             "内容仍待人工审核（semantic_review: pending）。")
     elif result["result"] == "pass":
@@ -69,7 +78,7 @@ def parse_arguments(argv):
         usage=("[-h] [--class SUBMISSIONS] [--report FILE.md]",
                "[--csv FILE.csv] [--feedback DIR] [--roster FILE]",
                "[--grades OUT.csv] [--assignment TITLE|ID]", "[--feedback-zip OUT.zip] [--pack OUT.zip]",
-               "[--explain]", "[LOOP_DIR ...]"),
+               "[--explain] [--server-log FILE]", "[LOOP_DIR ...]"),
         description="独立核对一个或多个循环记录（loop-runs/NAME），或用 --class 核对全班的提交："
                     "按情景预期、子运行和上下文指纹重新推导结果。",
         epilog="退出码：0 每个循环都通过（--class：每个学生都 pass；--pack：打包的这一行是 pass）；1 有循环 fail 或 needs_human"
@@ -102,7 +111,14 @@ def parse_arguments(argv):
     parser.add_argument("--explain", action="store_true",
                         help="在 stderr 上逐轮说明验证器自己的推导：预算检查、候选、范围、子运行、独立核对、决定和停止"
                              "（stdout 不变）")
+    parser.add_argument("--server-log", metavar="FILE",
+                        help="--scenario model 的循环用 --model-url 连到另一个服务时，那个服务自己的请求记录"
+                             "（mock_model.py --log 的格式）；本机 mock 的记录在循环目录里，不用给")
     args = parser.parse_args(argv)
+    if args.server_log is not None and (args.submissions is not None or args.pack is not None):
+        parser.error("--server-log 只和给出的循环目录一起用，不能和 --class 或 --pack 一起用。")
+    if args.server_log is not None and not os.path.isfile(args.server_log):
+        parser.error(f"--server-log 的文件 {args.server_log} 不存在（这次没有核对任何目录）。")
     if args.explain and (args.submissions is not None or args.pack is not None):
         parser.error("--explain 逐轮说明给出的循环目录，不能和 --class 或 --pack 一起用：请单独核对要看的循环。")
     if args.submissions is None and (args.report or args.csv_file or args.feedback or args.roster or args.grades
@@ -175,7 +191,7 @@ def main(argv=None):
     folders = loop_folders(parser, args.loop_dirs)
     workspaces, counts = {}, {"pass": 0, "fail": 0, "needs_human": 0}
     for folder in folders:
-        check = checked_loop(folder, workspaces)
+        check = checked_loop(folder, workspaces, server_log=args.server_log)
         result = check.result()
         if args.explain:
             from verifier.explain import account

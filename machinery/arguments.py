@@ -5,9 +5,11 @@ Chinese message naming the option and the value as typed (exit 2 on the command 
 in-process); a name counts as used when `loop-runs/NAME` or any `runs/NAME-NN` exists in any letter case,
 and the message for a used name suggests one that nothing uses yet.
 
-The ranges are those of docs/loop/TASK.md「预算」. Shared: harness.py's name rule and name suggestion
-(a loop's children are harness runs), cli.py's Chinese argument parser and command lines. The scenarios
-are the loop's to say: they are handed in.
+The ranges are those of docs/loop/TASK.md「预算」. The model scenario's options (--max-api-calls,
+--model-url, --model-script) are refused with any other scenario, and the last two together; where its
+development model comes from is checked by proposer/options.py, loaded only for that scenario. Shared:
+harness.py's name rule and name suggestion (a loop's children are harness runs), cli.py's Chinese argument
+parser and command lines. The scenarios are the loop's to say: they are handed in.
 """
 import math
 import os
@@ -19,6 +21,11 @@ MAX_NAME = 61  # the children are NAME-01 ... and a harness run name has at most
 ATTEMPTS_RANGE = (1, 5)
 SECONDS_RANGE = (0, 300)
 ATTEMPT_TIMEOUT_RANGE = (0.1, 300)
+API_CALLS_RANGE = (1, 100)
+DEFAULT_API_CALLS = 10
+MODEL_SCENARIO = "model"  # the one scenario whose proposals come from a development model
+WORKSPACE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder holding machinery/
+DEVELOPER_MODELS = "samples/models/ 里的 developer.json（默认）、 repeat.json、 publish.json、 failing.json"
 
 
 def shown_number(value):
@@ -37,7 +44,8 @@ def in_range(value, limits, kinds=(int, float)):
     return type(value) in kinds and limits[0] <= value <= limits[1]  # NaN is in no range
 
 
-def argument_problem(scenarios, name, scenario, max_attempts, max_seconds, attempt_timeout=None):
+def argument_problem(scenarios, name, scenario, max_attempts, max_seconds, attempt_timeout=None,
+                     max_api_calls=None, model_url=None, model_script=None):
     """Why these arguments cannot start a loop of one of SCENARIOS (Chinese), or None."""
     problem = harness.name_problem(name, MAX_NAME)
     if problem:
@@ -52,6 +60,20 @@ def argument_problem(scenarios, name, scenario, max_attempts, max_seconds, attem
     if attempt_timeout is not None and not in_range(attempt_timeout, ATTEMPT_TIMEOUT_RANGE):
         return (f"--attempt-timeout 应为 {ATTEMPT_TIMEOUT_RANGE[0]:g}-{ATTEMPT_TIMEOUT_RANGE[1]:g} 秒（单次尝试的时限，"
                 f"到时终止执行它的子进程），收到 {shown_number(attempt_timeout)}。")
+    return model_option_problem(scenario, max_api_calls, model_url, model_script)
+
+
+def model_option_problem(scenario, max_api_calls, model_url, model_script):
+    """The model scenario's options: only with it, a source or the other, the budget in range (Chinese), or None."""
+    given = [option for option, value in (("--max-api-calls", max_api_calls), ("--model-url", model_url),
+                                          ("--model-script", model_script)) if value is not None]
+    if given and scenario != MODEL_SCENARIO:
+        return f"{given[0]} 只能和 --scenario {MODEL_SCENARIO} 一起用（其他情景的候选是作者写好的脚本，不调用模型）。"
+    if model_url is not None and model_script is not None:
+        return "--model-url 和 --model-script 只能选一个：开发模型要么是另一个服务，要么是本机 mock 重放的脚本。"
+    if max_api_calls is not None and not in_range(max_api_calls, API_CALLS_RANGE, (int,)):
+        return (f"--max-api-calls 应为 {API_CALLS_RANGE[0]}-{API_CALLS_RANGE[1]} 的整数（HTTP 请求次数，含重试），"
+                f"收到 {max_api_calls!r}。")
     return None
 
 
@@ -61,7 +83,8 @@ def parse_arguments(argv, scenarios, tool_seconds):
     TOOL_SECONDS: how long the slow scenario's stand-in tool waits (said in --help)."""
     parser = cli.ChineseArgumentParser(
         usage=("[-h] --run NAME --scenario", f"{{{','.join(scenarios)}}} [--max-attempts N]",
-               "[--max-seconds S] [--attempt-timeout S]"),
+               "[--max-seconds S] [--attempt-timeout S] [--max-api-calls N]",
+               "[--model-url URL | --model-script FILE]"),
         description="第 14 篇的外层循环：在预算内根据反馈更换固定候选，停在 needs_review、停滞、预算耗尽或需要人工。",
         epilog="退出码：0 needs_review（机械通过，内容待审）；1 stalled / budget_exhausted / needs_human（受控停止，"
                "包括单次时限到了的 attempt_timeout）；2 参数错误或名称已用过；130 被 Ctrl-C 或终止信号中断。"
@@ -77,9 +100,21 @@ def parse_arguments(argv, scenarios, tool_seconds):
                         help="轮次边界时间预算，0-300 秒，可为小数（默认 30）")
     parser.add_argument("--attempt-timeout", type=float, default=None, metavar="S",
                         help="单次尝试的时限，0.1-300 秒：每次尝试在自己的子进程里运行，到时终止（默认不限，在循环进程里运行）")
+    parser.add_argument("--max-api-calls", type=int, default=None, metavar="N",
+                        help=f"只用于 --scenario {MODEL_SCENARIO}：开发模型的 API 调用预算，{API_CALLS_RANGE[0]}-"
+                             f"{API_CALLS_RANGE[1]} 次 HTTP 请求，含重试，每次请求之前检查（默认 {DEFAULT_API_CALLS}）")
+    parser.add_argument("--model-url", metavar="URL",
+                        help=f"只用于 --scenario {MODEL_SCENARIO}：另一个 OpenAI 兼容服务的地址，密钥放在环境变量 "
+                             "LOOP_MODEL_API_KEY（默认不联网：循环自己启动本机 mock）")
+    parser.add_argument("--model-script", metavar="FILE",
+                        help=f"只用于 --scenario {MODEL_SCENARIO}：本机 mock 重放的开发模型（工作区里的脚本），自带 "
+                             f"{DEVELOPER_MODELS}")
     args = parser.parse_args(argv)
     problem = argument_problem(scenarios, args.run, args.scenario, args.max_attempts, args.max_seconds,
-                               args.attempt_timeout)
+                               args.attempt_timeout, args.max_api_calls, args.model_url, args.model_script)
+    if not problem and args.scenario == MODEL_SCENARIO:  # where its model comes from: a file, an address, a key
+        from proposer.options import model_problem
+        problem = model_problem(WORKSPACE, args.model_url, args.model_script)
     if problem:
         parser.error(problem)
     return args

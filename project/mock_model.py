@@ -4,11 +4,13 @@ It lets the notes assistant's stop guards be seen and checked without an account
 `check_loop_guards.py` and the tests start it; a person can start it by hand and point the app
 at it (DEEPSEEK_API_KEY=test DEEPSEEK_BASE_URL=<printed URL> python3 project/app.py ask ...).
 
-    python3 project/mock_model.py --mode MODE [--port 0] [--max-seconds 600]
+    python3 project/mock_model.py --mode MODE [--port 0] [--max-seconds 600] [--stop-when-stdin-closes]
 
 prints its base URL as one line on stdout, then one line per request on stderr (number, mode and
 session, x-stainless-retry-count, body size, gap since the session's previous request, status).
-It stops by itself after --max-seconds, or on Ctrl-C (both a normal end: exit 0).
+It stops by itself after --max-seconds, or on Ctrl-C (both a normal end: exit 0), and with
+--stop-when-stdin-closes the moment its stdin reaches its end: a program that starts it holding the other end
+of a pipe (loop_lab.py's model scenario) takes it along however that program ends, killed outright included.
 
 URLs: one server serves every mode and every client run at once.
     base URL     http://127.0.0.1:PORT[/mode/MODE][/s/SESSION]
@@ -34,9 +36,11 @@ in --help and docs/assistant/DESIGN.md with what `ask --json` ends with).
 """
 import workspace  # noqa: F401  first: the workspace's cli.py refuses a Python older than 3.11
 import argparse
+import contextlib
 import errno
 import hashlib
 import json
+import os
 import re
 import sys
 import threading
@@ -525,7 +529,7 @@ def build_parser():
         prog="mock_model.py", usage=(
             "[-h] [--mode MODE] [--port PORT] [--max-seconds MAX_SECONDS]",
             "[--retry-after RETRY_AFTER] [--slow-seconds SLOW_SECONDS]", "[--trickle-seconds TRICKLE_SECONDS]",
-            "[--script FILE] [--log FILE]"),
+            "[--script FILE] [--log FILE] [--stop-when-stdin-closes]"),
         description="会故意出错的本地模型服务（OpenAI 兼容），只监听 127.0.0.1。",
         epilog=(f"模式：\n{modes}\n\n一个服务同时提供所有模式：基础 URL 写成 http://127.0.0.1:PORT/mode/MODE/s/SESSION"
                 "\n（SESSION 由字母、数字、_、- 组成），每个会话从第 1 次请求算起；GET 基础URL/stats 查看计数，GET /ping 不计数。"
@@ -533,6 +537,7 @@ def build_parser():
                 "[{\"name\", \"arguments\": {...}}], \"finish_reason\", \"usage\": true|false}\n或一次失败 {\"status\": N, "
                 "\"error\": \"说明\", \"headers\": {...}}；会话的第 n 次请求取第 n 项，用完后重复最后一项。"
                 "\n--log FILE：服务端自己的记录，每收到一个请求追加一行 JSON（决定回应之后、发出第一个字节之前写下）。"
+                "\n--stop-when-stdin-closes：stdin 读到结尾就停止（启动它的程序握着管道的另一端，那个程序怎样结束它都跟着结束）。"
                 "\n\n退出码：0 到时自动停止，或按 Ctrl-C 停止；2 参数错误或端口不可用。"),
         formatter_class=_ModesHelpFormatter)
     parser.add_argument("--mode", default="plain", choices=list(MODES), metavar="MODE",
@@ -548,7 +553,27 @@ def build_parser():
                         help=f"trickle 模式每发 1 个字节之间的秒数，默认 {DEFAULT_TRICKLE_SECONDS:g}")
     parser.add_argument("--script", metavar="FILE", help="script 模式按顺序给出的回答和失败（JSON 列表，格式见下）")
     parser.add_argument("--log", metavar="FILE", help="每收到一个请求，在 FILE 末尾追加一行 JSON（服务端自己的记录）")
+    parser.add_argument("--stop-when-stdin-closes", action="store_true",
+                        help="stdin 读到结尾（启动它的程序结束了）就停止")
     return parser
+
+
+def stop_when_stdin_closes(server):
+    """Stops SERVER once stdin reaches its end: the program that started this one holds the pipe's other end,
+    which closes when that program ends in any way (killed outright included), so no mock outlives it.
+    Returns the event set when that happened."""
+    gone = threading.Event()
+
+    def watch():
+        with contextlib.suppress(OSError):  # a descriptor that cannot be read is a caller gone too
+            data = b"."
+            while data:
+                data = os.read(0, 512)  # the raw descriptor: a buffered sys.stdin would block the interpreter's exit
+        gone.set()
+        server.stopping.set()
+        server.shutdown()
+    threading.Thread(target=watch, daemon=True).start()
+    return gone
 
 
 def main(argv=None):
@@ -587,6 +612,7 @@ def main(argv=None):
     timer = threading.Timer(args.max_seconds, server.shutdown)
     timer.daemon = True
     timer.start()
+    caller_gone = stop_when_stdin_closes(server) if args.stop_when_stdin_closes else threading.Event()
     try:
         server.serve_forever(poll_interval=0.1)
     except KeyboardInterrupt:  # the way a person stops a server: a normal end
@@ -597,7 +623,8 @@ def main(argv=None):
         server.server_close()
         if request_log is not None:
             request_log.close()
-    say(f"已运行 {args.max_seconds:g} 秒，mock 自动停止。")
+    say("启动 mock 的程序已经结束，mock 随之停止。" if caller_gone.is_set() else
+        f"已运行 {args.max_seconds:g} 秒，mock 自动停止。")
     return EXIT_OK
 
 

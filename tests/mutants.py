@@ -1302,6 +1302,7 @@ MUTANTS = [
 
 from tests.mutants_answers import ANSWER_MUTANTS  # noqa: E402  (the answering rules' own list)
 from tests.mutants_learner import LEARNER_MUTANTS  # noqa: E402  (the learner's path: names, --pack's pitfalls)
+from tests.mutants_model import MODEL_MUTANTS  # noqa: E402  (the model scenario: proposals, API calls, its verifier)
 from tests.mutants_verifier import VERIFIER_MUTANTS  # noqa: E402  (clocks, older versions, copies, escapes, guards)
 
-MUTANTS += ANSWER_MUTANTS + LEARNER_MUTANTS + VERIFIER_MUTANTS
+MUTANTS += ANSWER_MUTANTS + LEARNER_MUTANTS + VERIFIER_MUTANTS + MODEL_MUTANTS

@@ -4,8 +4,10 @@ Tuning questions written from the notes for the classes of wrong answers a learn
 PARTS, single questions whose answer is a part of a list item, a reason given by the sentence after an instruction,
 what happens otherwise, or the notes' words for a learner's (碎, 等多久); CHATS, conversations whose follow-ups
 name a new subject of any kind (a number, a Latin name, Chinese words), point back with 它, or ask with no subject
-at all. Each carries the note and the phrases the shown text must hold. Then one test per rule, each failing when
-that rule's line alone is broken (`tests/mutants_answers.py`).
+at all. Each carries the note and the phrases the shown text must hold. OFF_TOPIC, questions on topics no note covers
+that share only ordinary words with some note, and ON_TOPIC, learners' questions that must keep their answers while
+the offline demo judges what a question is about (`ranking.Index.topic`, `ranking.Index.about`). Then one test per
+rule, each failing when that rule's line alone is broken (`tests/mutants_answers.py`).
 """
 import re
 import sys
@@ -106,6 +108,39 @@ CHATS = [  # [first question, (note, follow-up, phrases), ...]
 ]
 # measured when these rules were written; before them 19 of 30 parts and 37 of 50 turns
 AT_LEAST_PARTS, AT_LEAST_TURNS = 29, 45
+# Off-topic questions in several styles, each sharing with some note only an asking or function word (才能、到底、
+# 怎么回事、可以、结果), a word a note uses once in passing (工作、写代码、复习) or where two words meet, around a
+# topic no note covers. Every one must find nothing; before the topic rule 8 of these 24 did (the rest answered
+# "没有把握…" with passages, two of them quoting one note with confidence).
+OFF_TOPIC = [
+    # cooking
+    "做红烧排骨的步骤是什么？", "为什么我做的菜结果总是有问题？", "红烧肉到底要炖多久才能软烂？", "做酸奶的结果总是太稀，问题出在哪？",
+    # programming topics the notes never mention
+    "Python 的装饰器到底是什么？", "编译器是怎么工作的？", "写代码的时候变量名怎么取比较好？", "Go 语言的 goroutine 到底是怎么回事？",
+    # daily life
+    "银行卡密码输入错误三次会怎样？", "求职信应该包含哪些内容？", "洗衣机漏水是怎么回事，可以自己修吗？", "手机流量用完了怎么办？",
+    "可以用洗洁精洗水果吗？", "空调制冷效果差可能是什么问题？",
+    # learning, health
+    "怎么才能提高睡眠质量？", "考试前一天晚上应该复习什么？", "普通话发音不标准怎么才能纠正？", "怎么才能把毛笔字练好？",
+    "学游泳到底要多久才能学会？", "背单词用什么方法记得牢？", "怎样才能把字写得好看？", "为什么我的多肉植物总是烂根，到底是怎么回事？",
+    "炒股的结果总是亏钱，问题在哪里？", "孩子数学应用题总是做错怎么办？",
+]
+# On-topic questions in learners' words (note, question, the phrase the shown text must hold), written with the
+# off-topic ones: chatty words no note has (拿回来、写好、修好、干嘛、照着等), words a note uses once or twice, a
+# learner's word for the note's (切分), numbers. Every one was answered from its note with the phrase before the
+# topic rule, and must stay so.
+ON_TOPIC = [
+    ("A01", "检索的时候一般拿回来几段就够了？", "前 3 到 5 段"), ("A01", "先让模型写好回答再去找证据，为啥不行？", "只能凭记忆作答"),
+    ("A01", "资料经常更新的话，适合用 RAG 吗？", "资料会更新"), ("A02", "重叠留太多会有什么副作用？", "索引变大"),
+    ("A02", "改了切法之后要重新跑评估吗？", "重新运行评估"), ("A02", "一块切 300 字还是 800 字才合适？", "300 到 800 字"),
+    ("A03", "用户写“切分”，笔记里写的是“分块”，关键词检索能找到吗？", "不理解同义表达"), ("A04", "示例要写几个才够？", "一两个"),
+    ("A04", "资料里的文字能不能当指令来执行？", "不当作指令执行"), ("A05", "感觉回答还行，算不算做过评估？", "不是评估"),
+    ("A05", "线上出了一个错，修好以后还要干嘛？", "加成一个新用例"), ("A06", "循环要不要设个上限？", "最多轮数和总时间"),
+    ("A06", "网页里写着让模型忽略规则，模型该听吗？", "不应改变程序的规则"), ("A07", "最多试 3 次，是总共 3 次吗？", "一共 3 次"),
+    ("A07", "计时用系统时间会出什么问题？", "手动修改"), ("A08", "服务端让我等多久，我要照着等吗？", "至少等待这么长时间"),
+    ("A08", "遇到 503 能重试吗？", "5xx"), ("A09", "模型老是被前面的错回答带偏，咋办？", "/reset"),
+    ("A10", "引文能翻译成英文再写吗？", "不能改写"), ("A12", "模型说它已经检查过了，还需要人看吗？", "不能代替独立的验证"),
+]
 
 
 def holds(note, answer, phrases):
@@ -255,6 +290,81 @@ class ShownWholeTest(unittest.TestCase):
         start = body.index("苹果")
         self.assertEqual(showing._shown(body, (start + 3, start + 6), 60), "苹果：很甜。")
         self.assertEqual(showing._shown(body, (start + 3, start + 6), 240), body.strip()[2:])
+
+
+class TopicTest(unittest.TestCase):
+    """What the offline demo answers by: a question's topic (`ranking.Index.topic`) and a note about it (`about`)."""
+
+    def test_off_topic_questions_find_nothing_and_say_what_was_searched(self):
+        for question in OFF_TOPIC:
+            with self.subTest(question=question):
+                answer = ask(question)
+                self.assertEqual(shown(answer)[1], [])
+                self.assertIn("笔记中没有找到相关内容（搜索过：", answer)
+                for phrase in demo_model.search_phrases(question):
+                    self.assertIn(f"“{phrase}”", answer)
+
+    def test_on_topic_questions_keep_their_answers(self):
+        missed = [question for note, question, phrase in ON_TOPIC if not holds(note, ask(question), (phrase,))]
+        self.assertEqual(missed, [])
+
+    def test_words_the_notes_lack_weigh_by_their_length(self):
+        index = ranking.Index([notes.Note("B01", "# 水果\n\n苹果香甜。桌子很稳。\n")])
+        self.assertEqual(sum(index.topic("今天天气").values()), 3.0)  # four characters, two words
+        self.assertEqual(sum(index.query("今天天气").values()), 1.5)  # what search weighs: the stretch once
+        self.assertEqual(index.topic("量子苹果")["量子"], 1.5)  # 子 meets 苹果; a stretch is at least a word
+        self.assertEqual(index.topic("红烧桌苹果")["红烧"], 1.5)  # 桌, written in 桌子, belongs to 苹果's seam
+        self.assertEqual(index.topic("红烧梨苹果")["红烧"], 2.25)  # no note writes 梨: a third character the notes lack
+
+    def test_a_character_no_note_writes_is_a_word_of_its_own(self):
+        index = ranking.Index([notes.Note("B01", "# 水果\n\n苹果香甜。桌子很稳。\n")])
+        self.assertEqual(index.topic("桌苹果")["苹果"], index.query("苹果")["苹果"])
+        self.assertEqual(sum(weight for term, weight in index.topic("桌苹果").items() if term != "苹果"), 0.0)
+        self.assertEqual(index.topic("梨苹果")["梨苹"], 1.5)  # only seams hold 梨, and no note writes it
+        self.assertEqual(index.topic("苹果梨香甜")["苹果"], index.query("苹果")["苹果"])
+        self.assertEqual(index.topic("苹果梨香甜")["果梨"], 1.5)  # between two seams, counted once
+
+    def test_search_weighs_as_before(self):
+        self.assertEqual([hit["note_id"] for hit in notes.search("向量还能接着用")], ["A03", "A02", "A01"])
+        self.assertEqual([hit["note_id"] for hit in notes.search("才能提高睡眠质量")], ["A12", "A04"])
+
+    def test_a_note_is_about_a_word_it_names_or_keeps_using(self):
+        index = ranking.Index([notes.Note("B01", "# 水果\n\n苹果香甜。苹果很脆。香蕉软。\n别名：梨子\n"),
+                               notes.Note("B02", "# 家具\n\n桌子很稳。工作认真，计划周全。摘要在此。Python 与 401。\n别名：摘要\n")])
+        fruit, furniture = index.notes
+        self.assertTrue(index.about(fruit, {"水果": 1.0}))  # its title
+        self.assertTrue(index.about(fruit, {"梨子": 1.0}))  # its alias line
+        self.assertTrue(index.about(fruit, {"苹果": 1.0}))  # used twice
+        self.assertFalse(index.about(fruit, {"香蕉": 1.0}))  # used once, in passing
+        self.assertFalse(index.about(fruit, {"苹果": 0.0}))  # a term of no weight (a seam) is no evidence
+        self.assertFalse(index.about(furniture, {"苹果": 1.0}))  # not held
+        self.assertTrue(index.about(furniture, {"python": 1.0}))  # a Latin word
+        self.assertTrue(index.about(furniture, {"401": 1.0}))  # a number
+
+    def test_two_words_in_one_sentence_are_about_the_question(self):
+        index = ranking.Index([notes.Note("B02", "# 家具\n\n桌子很稳。工作认真，计划周全。周全。\n")])
+        note = index.notes[0]
+        self.assertFalse(index.about(note, {"工作": 1.0}))
+        self.assertTrue(index.about(note, {"工作": 1.0, "计划": 1.0}))  # said together, each once
+        self.assertFalse(index.about(note, {"工作": 1.0, "作认": 1.0}))  # two bigrams of one word
+        self.assertFalse(index.about(note, {"桌子": 1.0, "计划": 1.0}))  # each once, in different sentences
+
+    def test_a_lone_character_counts_only_as_a_name(self):
+        index = ranking.Index([notes.Note("B02", "# 家具\n\n桌子很稳，稳稳的。摘要在此。\n别名：摘要\n")])
+        note = index.notes[0]
+        self.assertFalse(index.about(note, {"稳": 1.0}))  # written three times, yet inside any word
+        self.assertTrue(index.about(note, {"摘": 1.0}))  # the alias line names 摘要 so: 要 is a stop character
+
+    def test_a_learners_word_for_the_notes_word_is_about_it(self):
+        index = ranking.Index([notes.Note("B01", "# 切块\n\n块太小就不好。\n")])
+        self.assertTrue(index.about(index.notes[0], {"太碎": 1.0}))  # 太碎 counts as 太小, used once
+
+    def test_the_demo_drops_a_note_that_is_not_about_the_question(self):
+        question = "写代码的时候变量名怎么取比较好？"  # A07 says 写代码 once, in passing
+        searches = [{"name": "search_notes", "arguments": {"query": "写代码"}, "error": False,
+                     "content": '[{"note_id": "A07", "title": "预算与停止条件", "snippet": "写代码时"}]'}]
+        self.assertEqual(demo_model.ranked_candidates(searches, question), [])
+        self.assertNotEqual(demo_model.ranked_candidates(searches, "写代码时次数怎么和上限比较？"), [])
 
 
 class PageScriptTest(unittest.TestCase):

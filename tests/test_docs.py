@@ -62,6 +62,7 @@ MASKS = (
     (r"elapsed_seconds（\d+(\.\d+)?）", "elapsed_seconds（N）", "the verifier quotes those seconds"),
     (r"单调时钟读数 \d+\.\d{3}(–\d+\.\d{3})? 秒", "单调时钟读数 N 秒", "verify_loop --explain: a round's readings"),
     (r"子进程运行了 \d+\.\d 秒", "子进程运行了 N 秒", "an attempt ended at its time limit: how long its child ran"),
+    (r"重试在 \d+\.\d\d 秒后发出", "重试在 N 秒后发出", "a retry's backoff has a random part (jitter), as the SDKs'"),
     (r'"decided_offset": \d+(\.\d+)?', '"decided_offset": N', "a decision's monotonic reading, as a record keeps it"),
     (r"(?m)^(.* \d{4}-\d\d-\d\d \d\d:\d\d:\d\d) +\d+$", r"\1 N",
      "`python3 -m zipfile -l`: a feedback file's size, whose suggested commands read `py -3` on Windows"),

@@ -34,6 +34,13 @@ def documented_loop_list():
     return documented_list() + loop_section()[1]
 
 
+def documented_model_list():
+    """The files a model loop runs beyond the 22: the table of docs/loop/TASK.md「开发模型提出候选」."""
+    text = (ROOT / "docs" / "loop" / "TASK.md").read_text(encoding="utf-8")
+    section = text.split("## 开发模型提出候选", 1)[1].split("\n## ", 1)[0].split("- **上下文**", 1)[1]
+    return re.findall(r"^  \| `([^`]+)` \|", section, re.MULTILINE)
+
+
 # Prints, at exit, the workspace's Python files loaded by the loop it then runs (as loop_lab.py does).
 LOADED = '''import atexit, json, os, runpy, sys
 ROOT, DRIVER = os.path.abspath("."), os.path.abspath(__file__)
@@ -87,6 +94,19 @@ class WatchedListTest(unittest.TestCase):
         self.assertGreaterEqual(compared, 2, "the loop's lists were not found")
 
 
+class ModelListTest(unittest.TestCase):
+    def test_the_model_loops_lists_are_the_documented_ones(self):
+        documented = documented_model_list()
+        self.assertEqual(len(documented), 28)
+        from proposer import scenario
+        from verifier import records
+        for copy in (scenario.PACKAGE_FILES + scenario.CLIENT_FILES + scenario.MOCK_FILES,
+                     records.MODEL_PACKAGE + records.MODEL_CLIENT + records.MODEL_MOCK):
+            self.assertEqual(sorted(copy), sorted(documented))
+        for rel in documented:
+            self.assertTrue((ROOT / rel).is_file(), rel)
+
+
 class LoopRunsOnlyWatchedCodeTest(WorkspaceTestCase):
     def test_every_module_a_loop_runs_is_a_watched_file(self):
         (self.root / "loaded.py").write_text(LOADED, encoding="utf-8")
@@ -98,3 +118,13 @@ class LoopRunsOnlyWatchedCodeTest(WorkspaceTestCase):
         self.assertIn("machinery/executor.py", loaded)
         self.assertEqual(sorted(loaded - set(documented_loop_list())), [],
                          "a module the loop runs is missing from its watched files")
+
+    def test_every_module_a_model_loop_runs_is_a_watched_file(self):
+        (self.root / "loaded.py").write_text(LOADED, encoding="utf-8")
+        code, _, stderr = self.run_cli("loaded.py", "--run", "m-01", "--scenario", "model", "--model-script",
+                                       "samples/models/repeat.json")
+        self.assertEqual(code, 1, stderr)
+        loaded = set(json.loads(stderr.rsplit("LOADED ", 1)[1]))
+        self.assertIn("project/assistant/client.py", loaded)
+        self.assertEqual(sorted(loaded - set(documented_loop_list()) - set(documented_model_list())), [],
+                         "a module the model loop runs is missing from its watched files")

@@ -22,9 +22,9 @@ from verifier.clocks import clock_events, offset_problems, wall_clock_finding
 from verifier.findings import Finding, at_most
 from verifier.older import old_child_finding, old_record_problems, old_shape_problems
 from verifier.outcome import Outcome
-from verifier.records import (CURRENT, MESSAGE_CHARS, OLD_SCHEMAS, PRECISION, SCHEMA, SCRIPT, TOLERANCE, CourseFiles,
-                              Workspace, child_state, child_view, disk_key, kind_of, moment, one_line,
-                              read_record_file, same_files)
+from verifier.records import (CURRENT, MESSAGE_CHARS, OLD_SCHEMAS, PRECISION, SCHEMA, SCRIPT, SHIPPED_MODELS, TOLERANCE,
+                              CourseFiles, Workspace, child_state, child_view, disk_key, kind_of, moment, one_line,
+                              read_record_file, same_files, schema_of)
 from verifier.shape import shape_problems
 
 
@@ -72,16 +72,17 @@ class Verdict:
         return "pass"
 
 
-def verify_loop(loop_dir, workspaces=None, course=None):
+def verify_loop(loop_dir, workspaces=None, course=None, server_log=None):
     """{"result", "status", "attempts", "semantic_review", "run", "problems", ...} for one loop folder.
 
     WORKSPACES (root -> Workspace) lets many folders of one root share its listings; COURSE, the
-    reference course files, defaults to the loop's own workspace.
+    reference course files, defaults to the loop's own workspace; SERVER_LOG, the log of the server a model loop's
+    development model answered from (--server-log), defaults to the one in its folder.
     """
-    return checked_loop(loop_dir, workspaces, course).result()
+    return checked_loop(loop_dir, workspaces, course, server_log).result()
 
 
-def checked_loop(loop_dir, workspaces=None, course=None):
+def checked_loop(loop_dir, workspaces=None, course=None, server_log=None):
     """The LoopCheck of one loop folder after every check ran (its rounds feed --explain); as verify_loop()."""
     loop_dir = Path(os.path.abspath(loop_dir))  # not resolved: a linked folder keeps its own name
     root = loop_dir.parent.parent
@@ -89,14 +90,14 @@ def checked_loop(loop_dir, workspaces=None, course=None):
     if root not in workspaces:
         workspaces[root] = Workspace(root, course or CourseFiles(root))
     workspace = workspaces[root]
-    check = check_loop(loop_dir, workspace)
+    check = check_loop(loop_dir, workspace, server_log)
     check.verdict.problems[:0] = workspace.problems()  # the folders first
     return check
 
 
-def check_loop(loop_dir, workspace):
+def check_loop(loop_dir, workspace, server_log=None):
     """The LoopCheck of one folder after every check ran; a surprise is a failed check, not a crash."""
-    check = LoopCheck(loop_dir, workspace)
+    check = LoopCheck(loop_dir, workspace, server_log)
     try:
         check.run()
     except Exception as exc:  # a record shaped in some way nobody foresaw is still just a failed check
@@ -108,8 +109,10 @@ class LoopCheck(Outcome):
     """The checks of one loop folder, in the order a reader would make them (the stop, decisions and timeouts they
     re-derive: verifier/outcome.py)."""
 
-    def __init__(self, loop_dir, workspace):
+    def __init__(self, loop_dir, workspace, server_log=None):
         self.loop_dir, self.workspace, self.name = loop_dir, workspace, loop_dir.name
+        self.server_log, self.schema = server_log, CURRENT
+        self.proposals = []  # a model loop's proposals as verifier/proposals.py derived them
         self.folder = display_path(loop_dir)
         self.record_path = os.path.normpath(os.path.join(self.folder, "loop.json"))  # as display_path would say it
         self.record = None
@@ -140,7 +143,16 @@ class LoopCheck(Outcome):
                 "notes": [visible(finding.sentence()) for finding in remarks],
                 "findings": found, "remarks": remarks,  # the same, as findings (their kinds and fields)
                 "scenario": record.get("scenario"), "budget": record.get("budget"),
-                "folder": self.folder, "paths": self.paths()}
+                "folder": self.folder, "paths": self.paths(), "levels": self.levels()}
+
+    def levels(self):
+        """A model loop's three counts as its proposal records give them (attempts, model turns, HTTP requests
+        sent), or None: the lesson's three levels, each counted on its own."""
+        if not self.schema.calls_model or not self.judged and not self.proposals:
+            return None
+        results = [proposal.result for proposal in self.proposals if proposal.result is not None]
+        return {"attempts": len(self.record["attempts"]), "model_turns": sum(r["turns"] for r in results),
+                "actual_api_calls": sum(r["requests"] for r in results)}
 
     def paths(self):
         """Where a person looks: the loop folder and the child runs that exist."""
@@ -161,7 +173,8 @@ class LoopCheck(Outcome):
             self.version = Finding("version_schema", schema=self.record["schema"])
             self.check_old_record()
             return
-        blocking, other = shape_problems(self.record, self.name)
+        self.schema = schema_of(self.record)
+        blocking, other = shape_problems(self.record, self.name, self.schema)
         for problem in blocking:
             self.verdict.keep(problem)
         if not blocking:
@@ -265,7 +278,10 @@ class LoopCheck(Outcome):
         outcomes = [self.check_attempt(number, entry) for number, entry in enumerate(self.record["attempts"], 1)]
         self.check_unrecorded_children()
         self.check_context()
-        self.check_times(CURRENT)
+        self.check_times(self.schema)
+        if self.schema.calls_model:  # each proposal from its own record, as verify_ask judges a question
+            from verifier.proposals import ProposalCheck
+            self.proposals = ProposalCheck(self.record, self.loop_dir, self.verdict, self.server_log).run() or []
         if self.children_unknown():
             return
         self.check_outcome(outcomes)
@@ -373,8 +389,8 @@ class LoopCheck(Outcome):
                          child_state=child_state(child))
 
     def check_candidate(self, number, candidate):
-        script = SCRIPT[self.record["scenario"]]
-        if number > len(script) or candidate["sample"] != script[number - 1]:
+        script = SCRIPT.get(self.record["scenario"])  # a model loop's: its proposal's (verifier/proposals.py)
+        if script is not None and (number > len(script) or candidate["sample"] != script[number - 1]):
             self.verdict.add("candidate_not_scripted", number=number, sample=candidate["sample"],
                              scenario=self.record["scenario"], script=list(script) or Finding("script_none"))
         if candidate["sha256"] != self.record["context"]["entries"][f"samples/{candidate['sample']}.json"]:
@@ -515,8 +531,12 @@ class LoopCheck(Outcome):
 
     def check_context(self):
         recorded = self.record["context"]["entries"]
-        current = self.workspace.course.entries()
+        current = self.workspace.course.entries_for(recorded, self.workspace.root)
         changed = [rel for rel in sorted(recorded) if recorded[rel] != current[rel]]
+        own = self.record.get("model", {}).get("script") if self.schema.calls_model else None
+        if own in changed and own not in SHIPPED_MODELS and current[own] == "missing":  # not handed in: unknown
+            changed.remove(own)
+            self.verdict.add("model_script_missing", script=own)
         if not changed or self.version:  # an earlier release's files: judge_on_recorded_files said which differ
             return
         if self.workspace.course.root == self.workspace.root:

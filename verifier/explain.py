@@ -69,8 +69,10 @@ def header(record):
     budget = record["budget"]
     limit = budget.get("attempt_timeout")
     timeout = f"单次时限 {limit} 秒（到时终止）" if limit is not None else "没有单次时限"
+    calls = (f"；API 调用最多 {budget['max_api_calls']} 次（HTTP 请求，含重试，每次请求之前检查）"
+             if "max_api_calls" in budget else "")
     return [f"情景 {record['scenario']}；预算：最多 {budget['max_attempts']} 次尝试，{budget['max_seconds']} 秒"
-            f"（每轮开始前检查）；{timeout}"]
+            f"（每轮开始前检查）；{timeout}{calls}"]
 
 
 def readings(entry):
@@ -88,9 +90,10 @@ def round_lines(check, round_):
     late = number > budget["max_attempts"] or (is_number(start) and start >= budget["max_seconds"])  # the loop's `>=`
     return [f"第 {number} 轮{readings(entry)}",
             f"  预算检查：第 {number} 次尝试，上限 {budget['max_attempts']} 次；{used}，"
-            f"预算 {budget['max_seconds']} 秒：" + ("预算已用完，不该开始" if late else "可以开始"),
+            f"预算 {budget['max_seconds']} 秒{calls_used(check, number)}：" + ("预算已用完，不该开始" if late else "可以开始"),
             *([Differs(Finding("differs_started_late"))] if late else []),
-            *proposal_lines(record, number, entry["candidate"]),
+            *(proposal_lines(record, number, entry["candidate"]) if not check.proposals else
+              model_lines(check, number, entry["candidate"])),
             "  范围检查：export 三个已知样例之一，在允许范围内，执行",
             *child_lines(check, round_),
             *decision_lines(check, round_)]
@@ -106,6 +109,48 @@ def proposal_lines(record, number, candidate):
                                      script=list(script) or Finding("script_none"))))
     if candidate["sha256"] != record["context"]["entries"][f"samples/{sample}.json"]:
         lines.append(Differs(Finding("differs_hash", file=f"samples/{sample}.json")))
+    return lines
+
+
+def calls_used(check, number):
+    """A model loop's API calls before proposal NUMBER, as its proposal records give them."""
+    if not check.proposals:
+        return ""
+    used = sum(proposal.result["requests"] for proposal in check.proposals[:number - 1] if proposal.result)
+    return f"；API 调用已用 {used} 次，预算 {check.record['budget']['max_api_calls']} 次"
+
+
+# How a model loop's last proposal, which no attempt carries, ended the loop (its record's stop).
+NOT_RUN = {"permission_boundary": "  范围检查：只允许 export 三个已知样例之一：拦下，没有执行，也不算一次尝试",
+           "api_call_budget": "  API 调用预算：下一次 HTTP 请求之前已用完，请求没有发出，提议中途停下",
+           "NotAProposal": "  最后的回答不是一个提议（一个 JSON 对象：action、sample 或 target、claim）：不猜它的意思，交给人",
+           "ModelFailed": "  开发模型的服务按重试规则试过仍然失败：没有候选可以判断，交给人"}
+
+
+def model_lines(check, number, candidate=None):
+    """A model loop's proposal NUMBER in the lesson's three levels: one attempt of the development iteration, the
+    model turns of the tool loop inside it, the HTTP requests the client's retries add; and the claim, which decides
+    nothing."""
+    proposal = check.proposals[number - 1] if number <= len(check.proposals) else None
+    if proposal is None or proposal.result is None:
+        return [f"  提出候选：第 {number} 次提议的记录读不出，无法说明"]
+    record, result = proposal.record, proposal.result
+    tools = [call["name"] for turn in record["turns"] if turn["reply"] for call in turn["reply"]["tool_calls"]]
+    tokens = record["tokens"]
+    retries = result["requests"] - result["turns"]
+    proposed = proposal.proposed
+    cut = type(record.get("cut")) is dict
+    said = (f"{one_line(proposed['action'])} {one_line(proposed.get('sample', proposed.get('target')))}" if proposed
+            else "没有提议（API 调用预算用完，提议中途停下）" if cut else f"没有提议（问题以 {record['stop']} 停下）")
+    lines = [f"  提出候选：开发模型的第 {number} 次提议（{check.show(f'loop-runs/{check.name}/proposals/{number:02d}')}/）："
+             f"{said}"
+             + (f"（{digest(candidate['sha256'], candidate['sample'])}）" if candidate else ""),
+             f"    三个层次：开发迭代的第 {number} 轮；应用工具循环 {result['turns']} 次模型交互"
+             + (f"（调用了 {'、'.join(tools)}）" if tools else "")
+             + f"；算上请求重试共 {result['requests']} 次 HTTP 请求" + (f"（{retries} 次是重试）" if retries > 0 else "")
+             + ("；tokens 未知（有回应没报 usage，未知不是零）" if tokens["estimated"] else f"；tokens {tokens['used']}")]
+    if proposed:
+        lines.append(f"    模型自己说：“{one_line(proposed['claim'], 60)}”：不作数，由范围检查和独立核对决定")
     return lines
 
 
@@ -219,6 +264,14 @@ def ending(check):
     last = check.rounds[-1].derived if check.rounds else None
     went_on = last == CONTINUE and decision_pair(check.rounds[-1].entry["decision"]) == CONTINUE
     lines = boundary_round(record, count) if not check.rounds or went_on else []
+    proposed = check.proposal_stop()
+    if proposed and record["proposal_not_run"] is not None:
+        ended = NOT_RUN.get(proposed[2] or proposed[1])
+        lines = [f"第 {count + 1} 轮", f"  预算检查：第 {count + 1} 次尝试，上限 {record['budget']['max_attempts']} 次"
+                 f"{calls_used(check, count + 1)}：可以开始", *model_lines(check, count + 1), *([ended] if ended else [])]
+    lines += levels_line(check)
+    if proposed and proposed == (status, reason, record["error_type"]):
+        return lines + [f"停止：{stop(status, reason)}，由最后一次提议的记录推出，与循环的记录相同", *expectation(record, count)]
     if status in UNJUDGED or (type(reason) is str and reason in UNJUDGED):  # a forged reason may be any JSON
         child = check.show(record["attempts"][-1]["child_run"]) if count else ""
         why = (UNJUDGED.get(status) or UNJUDGED[reason]).format(child=child)
@@ -248,14 +301,29 @@ def boundary_round(record, count):
                 f"预算 {budget['max_seconds']} 秒：可以开始",
                 f"  提出候选：{one_line(blocked['action'])} {one_line(blocked['target'])}",
                 "  范围检查：只允许 export 三个已知样例之一：拦下，没有执行，也不算一次尝试"]
+    if reason == "api_call_budget":
+        return [f"第 {number} 轮", f"  预算检查：第 {number} 次尝试，上限 {budget['max_attempts']} 次；API 调用已用 "
+                f"{record['actual_api_calls']} 次，达到预算 {budget['max_api_calls']} 次：不再请开发模型提出候选"]
     if reason == "unexpected_error":
         error_type = one_line(record["error_type"]) if record["error_type"] else "（没有记录哪一种）"
         return [f"第 {number} 轮", f"  循环记下 error_type {error_type} 后停止，这一轮没有记录尝试"]
     return []
 
 
+def levels_line(check):
+    """A model loop's three counts, each of its own level, summed over its proposals."""
+    levels = check.levels()
+    if not levels:
+        return []
+    return [f"三个层次合计：开发迭代 {levels['attempts']} 次尝试；应用工具循环 {levels['model_turns']} 次模型交互；"
+            f"算上请求重试 {levels['actual_api_calls']} 次 HTTP 请求（= actual_api_calls，"
+            f"API 调用预算 {check.record['budget']['max_api_calls']} 次）"]
+
+
 def expectation(record, count):
     """What the scenario's table says under these budgets, or why a time budget is judged on readings."""
+    if "max_api_calls" in record["budget"]:
+        return ["情景预期：model 没有固定的预期表：每一轮的候选和停止由提议的记录、子运行和预算推出（见上）"]
     if record["reason"] == "time_budget" and record["budget"]["max_seconds"] > 0:
         return ["情景预期：时间预算在中途用完，次数取决于每轮开始时的读数；按记录的单调时钟读数判断（见上）"]
     expected = expected_outcome(record["scenario"], record["budget"])

@@ -14,8 +14,9 @@ file: said, changes nothing), `differs` (a "≠" line of --explain: the record s
 `packaging`, `incomplete`, `note` and `aside` (the class check's row), `comment` (the grades file), `part` (words
 inside other sentences). In a sentence, `{field}` is the field as text (a finding as its own sentence), `{field:j}`
 a recorded value as its JSON (visible, cut), `{field:l}` recorded text (visible, cut), `{field:n}` a list joined by
-、 (`{field:;}` by ；, `{field:,}` by a comma, `{field:q}` each in 「」), `{field:p}` three names of a list and how
-many there are (`{field:p2}`, `{field:p6}`: two, six), `{field:t}`
+、 (`{field:;}` by ；, `{field:,}` by a comma, `{field:q}` each in 「」, `{field:jn}` each as its JSON, `{field:j/}`
+each as its JSON joined by /), `{field:p}` three names of a list and how many there are (`{field:p2}`, `{field:p6}`:
+two, six), `{field:t}`
 seconds as a person reads a clock step, `{field:g}` an error type's Chinese gloss (cli.py's), `{field:_}` the text
 with a space before it when it starts with a path or a field name; any other spec is Python's (`{seconds:.3f}`).
 
@@ -175,8 +176,9 @@ SPECS = {"": str, "j": shown, "l": one_line, "p": names_said, "p2": lambda names
          "p6": lambda names: names_said(names, 6), "q": lambda items: "、".join(f"「{item}」" for item in items),
          "t": duration, "g": gloss, "_": spaced,
          "n": lambda items: "、".join(map(str, items)), ";": lambda items: "；".join(map(str, items)),
-         ",": lambda items: ", ".join(map(str, items))}
-LISTS = {"n", ";", ",", "q", "p", "p2", "p6"}
+         ",": lambda items: ", ".join(map(str, items)), "jn": lambda items: "、".join(map(shown, items)),
+         "j/": lambda items: "/".join(map(shown, items))}
+LISTS = {"n", ";", ",", "q", "p", "p2", "p6", "jn", "j/"}
 
 
 def at_most(found, most=SHOWN_PROBLEMS):
@@ -439,6 +441,55 @@ SENTENCES = {
     "timeout_short": ("fail", "第 {number} 次尝试记为超过单次时限 {limit} 秒，{label} 却只有 {seconds:.3f} 秒：没到时限的尝试不会被"
                               "终止，记录被改动过。"),
     "more": ("part", "…以及另外 {count} 条"),
+    # a model loop's proposals (verifier/proposals.py), each from its own question record
+    "api_calls_not_count": ("fail", "actual_api_calls 是 {value:j}：应是发出的 HTTP 请求次数。"),
+    "api_calls_budget_wrong": ("fail", "budget.max_api_calls 是 {value:j}：--max-api-calls 只能是 1-100 的整数。"),
+    "model_wrong": ("fail", "model 是 {value:j}：应是循环写的 {{source, script, url, server_log}}（本机 mock 有 script 和"
+                            " server_log，--model-url 有 url）。"),
+    "api_calls_not_int": ("fail", "actual_api_calls 应是整数。"),
+    "attempt_model_wrong": ("fail", "第 {number} 次尝试的 model {problem}。"),
+    "not_run_wrong": ("fail", "proposal_not_run {problem}（它是最后一次没有变成尝试的提议）。"),
+    "entry_not_object": ("part", "应是含 {keys:n} 的对象"),
+    "entry_proposal": ("part", "proposal 应是 {expected}"),
+    "entry_counts": ("part", "turns 和 requests 应是非负整数"),
+    "entry_tokens": ("part", "tokens 应是非负整数或 null"),
+    "entry_claim_stop": ("part", "claim 应是文字或 null，stop 应是文字"),
+    "proposal_record_missing": ("fail", "第 {number} 次提议的记录 {record} 不见了：每次提议都留下自己的问题记录，删掉它就没法"
+                                        "核对这一轮的计数和候选。"),
+    "proposals_extra": ("fail", "proposals/ 里多出 {names:jn}：循环记录没有提到这些提议，记录被改动过（例如删掉了一次尝试）。"),
+    "server_log_missing": ("fail", "服务端记录 {log} 不见了：本机 mock 从启动起就写它，它是服务端自己的证据，删掉它就无法证明"
+                                   "请求次数。"),
+    "proposal_at": ("part", "第 {number} 次提议（{record}）"),
+    "proposal_failed": ("fail", "{where}：{said}"),
+    "proposal_needs_human": ("human", "{where}：{said}"),
+    "proposal_identity": ("fail", "{where} 的 id 是 {id:j}、kind 是 {kind:j}：循环写的是 {expected} 和 proposal，这份记录不是"
+                                  "这次提议的。"),
+    "proposal_count_wrong": ("fail", "{place}的 {field} 是 {value:j}，而{where}推出的是 {derived:j}：三层计数要从提议记录推出"
+                                     "来，记录被改动过。"),
+    "entry_of_attempt": ("part", "第 {number} 次尝试的 model "),
+    "entry_not_run": ("part", "proposal_not_run "),
+    "reply_text_extra": ("fail", "{where} 以 {stop} 停下，没有最后的回答，却记着 reply_text。"),
+    "reply_text_shape": ("fail", "{where} 的 reply_text 应是文字、reply_text_complete 应是 true 或 false。"),
+    "reply_text_hash": ("fail", "{where} 的 reply_text 与 answer_sha256 对不上：模型的原话被改过。"),
+    "claim_wrong": ("fail", "{place}的 claim 是 {value:j}，而模型最后的回答里是 {said:j}：模型说了什么只能照记录，不能改写。"),
+    "candidate_not_proposed": ("fail", "第 {number} 次尝试的候选 {sample:j} 不是{where}里开发模型提出的（{proposed:j}）。"),
+    "feedback_not_carried": ("fail", "{where} 的问题没有带上第 {attempt} 次尝试的反馈（错误类型和消息，原样）：每次提议都要带着"
+                                     "到目前为止的反馈。"),
+    "api_calls_sum": ("fail", "actual_api_calls 是 {value}，而各次提议的记录一共发出了 {sent} 次 HTTP 请求（含重试）：实际调用"
+                              "次数要照记录，不能改小或改大。"),
+    "api_calls_over": ("fail", "各次提议一共发出 {sent} 次 HTTP 请求，超过了 API 调用预算 {limit} 次：预算在每次请求之前检查，"
+                               "不会超支。"),
+    "api_budget_unspent": ("fail", "记录说 API 调用预算用完了（api_call_budget），但只发出了 {sent} 次 HTTP 请求，预算是 {limit}"
+                                   " 次。"),
+    "server_log_strays": ("fail", "服务端记录里有 {runs:jn} 的请求，循环记录却没有这次提议：提议的记录被删掉了。"),
+    "server_log_over": ("fail", "服务端一共收到这个循环的 {count} 次请求，超过了 API 调用预算 {limit} 次。"),
+    "proposal_stop_wrong": ("fail", "最后一次提议（{record}）支持的停止是 {supported}，记录却是 {recorded:j/}：停止的原因要由提议"
+                                    "的记录推出。"),
+    "blocked_not_proposed": ("fail", "blocked_proposal 记录的是 {value:j}，不是最后一次提议里开发模型提出的动作：被拦下的提议"
+                                     "被改动过。"),
+    "model_script_missing": ("human", "开发模型的脚本 {script:j} 不在这个工作区里：它不是课程文件（交作业只打包 loop-runs/和"
+                                      " runs/），核对不了这个循环用的是哪个开发模型。请把脚本一起交上来，或用工作区自带的开发"
+                                      "模型重新运行。"),
     # --explain's "≠" lines: what the record claims beside the verifier's own derivation
     "differs_started_late": ("differs", "循环却开始了这次尝试"),
     "differs_not_scripted": ("differs", "情景 {scenario} 的脚本第 {number} 步不会提出它（脚本：{script:n}）"),

@@ -28,13 +28,15 @@ class Outcome:
         for number, stop in enumerate(stops, 1):
             if stop and number < count:
                 self.verdict.add("went_on", number=number, stop="/".join(stop), next=number + 1)
-        problem = blocked_problem(record)
+        problem = None if self.schema.calls_model else blocked_problem(record)  # a model's: verifier/proposals.py
         if problem:
             self.verdict.keep(problem)
-        if status in ("running", "interrupted") or reason in ("unexpected_error", "attempt_timeout"):
+        proposed = self.proposal_stop()
+        if (status in ("running", "interrupted") or reason in ("unexpected_error", "attempt_timeout")) \
+                and proposed != (status, reason, record["error_type"]):
             self.verdict.keep(self.undecided_note())
             return
-        supported = stops[-1] if count and stops[-1] else boundary_stop(record, count)
+        supported = stops[-1] if count and stops[-1] else proposed[:2] if proposed else boundary_stop(record, count)
         # a stop the children contradict is read first; when a child could not be read, the child comes first
         self.compare_stop(supported, count, first=all(status is not None for _, status in outcomes))
 
@@ -52,11 +54,19 @@ class Outcome:
             # spent where only its own steps run is for a person
             for finding in pauses(record, self.durations, record["scenario"]):
                 self.verdict.keep(finding)
-        elif (status, reason, count) != expected_outcome(record["scenario"], budget):
+        elif not self.schema.calls_model and (status, reason, count) != expected_outcome(record["scenario"], budget):
             expected = expected_outcome(record["scenario"], budget)
             self.verdict.add("expected_mismatch", scenario=record["scenario"], most=budget["max_attempts"],
                              seconds=budget["max_seconds"], expected="/".join(expected[:2]), expected_count=expected[2],
                              status=status, reason=reason, count=count)
+
+    def proposal_stop(self):
+        """A model loop's stop its last proposal supports when no attempt carries it (status, reason, error_type), or
+        None (verifier/proposals.py); a model loop's own stop: there is no script and no table to judge it by."""
+        if not self.schema.calls_model or not self.proposals or self.record["proposal_not_run"] is None:
+            return None
+        from verifier.proposals import proposal_stop
+        return proposal_stop(self.proposals[-1])
 
     def undecided_note(self):
         """The finding of a stop no table can judge: why it is undecided, and what to look at."""
@@ -180,6 +190,8 @@ def boundary_stop(record, count):
         return "budget_exhausted", "time_budget"
     if record["blocked_proposal"] is not None:
         return "needs_human", "permission_boundary"
+    if record["reason"] == "api_call_budget" and record["actual_api_calls"] >= budget.get("max_api_calls", 0):
+        return "budget_exhausted", "api_call_budget"  # a model loop's: no call left for the next proposal
     return None
 
 

@@ -39,6 +39,16 @@ WATCHED_FILES = (
 LOOP_FILES = WATCHED_FILES + ("loop_lab.py", "docs/loop/TASK.md", "cli.py", "machinery/__init__.py",
                               "machinery/arguments.py", "machinery/executor.py", "machinery/interrupts.py",
                               "machinery/progress.py")
+# What a model loop (--scenario model) runs beyond the 22: the proposal machinery, the notes assistant's client, loop
+# and recorder, and with the local mock the mock's modules and the developer model it replays (docs/loop/TASK.md).
+MODEL_PACKAGE = tuple(f"proposer/{name}.py" for name in ("__init__", "budget", "developer", "options", "proposal",
+                                                           "scenario", "server"))
+MODEL_CLIENT = tuple(f"project/assistant/{name}.py" for name in (
+    "__init__", "agent", "budget", "client", "config", "cycle", "errors", "history", "notes", "ranking", "record",
+    "retry", "text", "tools", "transport"))
+MODEL_MOCK = ("project/mock_model.py", "project/workspace.py", "project/mockapi/__init__.py",
+              "project/mockapi/evidence.py", "project/mockapi/requests.py", "project/mockapi/script.py")
+SHIPPED_MODELS = tuple(f"samples/models/{name}.json" for name in ("developer", "repeat", "publish", "failing"))
 # The 16 files a loop-run/1 or loop-run/2 record carries: before the loop's modules joined its watched list.
 OLD_LOOP_FILES = WATCHED_FILES + ("loop_lab.py", "docs/loop/TASK.md")
 SAMPLES = ("valid", "bad-quote", "semantic")
@@ -61,6 +71,11 @@ REASONS = {"running": (None,), "needs_review": ("mechanical_pass",), "stalled": 
            "budget_exhausted": ("attempt_budget", "time_budget"),
            "needs_human": ("permission_boundary", "unexpected_error", "attempt_timeout"),
            "interrupted": ("keyboard_interrupt", "terminated")}
+# The model scenario: its proposals come from a development model (verifier/proposals.py re-derives them), so it
+# has no script and no table; its own stop is the API-call budget's.
+MODEL = "model"
+MODEL_REASONS = {**REASONS, "budget_exhausted": REASONS["budget_exhausted"] + ("api_call_budget",)}
+MODEL_ENTRY_KEYS = ("proposal", "turns", "requests", "tokens", "claim", "stop")
 DEFAULT_BUDGET = {"max_attempts": 3, "max_seconds": 30}
 # The lesson's six cases: (name, scenario, budget). Other budget values stay at their defaults.
 CASES = (("repair", "repair", {}), ("stuck", "stuck", {}),
@@ -113,8 +128,9 @@ class Schema:
 
     def __init__(self, name, keys, attempt_keys, files, states, child_schemas, budget_keys=BUDGET_KEYS,
                  scenarios=tuple(SCRIPT), reasons=REASONS, writers=("loop_lab.py",), flushed=True,
-                 decision_keys=V3_DECISION_KEYS, paired=False, lacks=""):
+                 decision_keys=V3_DECISION_KEYS, paired=False, lacks="", calls_model=False):
         self.name, self.keys, self.budget_keys, self.attempt_keys = name, keys, budget_keys, attempt_keys
+        self.calls_model = calls_model  # a model loop: its API calls are counted, its proposals re-derived
         self.files = files
         self.scenarios, self.reasons, self.states, self.child_schemas = scenarios, reasons, states, child_schemas
         self.writers, self.flushed, self.decision_keys, self.paired = writers, flushed, decision_keys, paired
@@ -124,6 +140,30 @@ class Schema:
 STATES = ("running", "done", "unknown", "timed_out")
 CURRENT = Schema(SCHEMA, LOOP_KEYS, ATTEMPT_KEYS, LOOP_FILES, STATES, ("harness-run/2",), decision_keys=DECISION_KEYS,
                  paired=True)
+
+
+def schema_of(record):
+    """The schema today's loop wrote RECORD in: CURRENT, or for a model loop CURRENT with the model's fields
+    (budget.max_api_calls, `model`, `proposal_not_run`, each attempt's `model` entry) and its context of the 22 files
+    plus the files it ran (the developer model's script among them when the local mock replayed one)."""
+    if type(record) is not dict or record.get("scenario") != MODEL:
+        return CURRENT
+    model = record.get("model")
+    script = model.get("script") if type(model) is dict else None
+    ran = MODEL_PACKAGE + MODEL_CLIENT + ((*MODEL_MOCK, script) if is_workspace_file(script) else ())
+    return Schema(SCHEMA, LOOP_KEYS + ("model", "proposal_not_run"), ATTEMPT_KEYS + ("model",), LOOP_FILES + ran,
+                  STATES, ("harness-run/2",), budget_keys=BUDGET_KEYS + ("max_api_calls",), scenarios=(MODEL,),
+                  reasons=MODEL_REASONS, decision_keys=DECISION_KEYS, paired=True, calls_model=True)
+
+
+def is_workspace_file(rel):
+    """REL names a JSON file inside a workspace as a record writes it (a developer model's script): a relative path
+    with "/", no "." or ".." part, no drive; anything else is never hashed (it could point out of the workspace)."""
+    parts = rel.split("/") if type(rel) is str else []
+    return (bool(parts) and rel.endswith(".json") and rel.isprintable() and "\\" not in rel and ":" not in rel
+            and all(part not in ("", ".", "..") for part in parts))
+
+
 # Records of an older workspace, one entry per older schema: such a record is for a person (today's rules cannot
 # check it) only when it holds nothing its own version could not write (verifier/older.py). When the schema
 # changes, the schema before it joins this table with what it held (its fields, watched files, children).
@@ -293,6 +333,14 @@ class CourseFiles:
             self._entries = {rel: harness_files[rel] if rel in harness_files else file_sha256(self.root / rel)
                              for rel in LOOP_FILES}
         return self._entries
+
+    def entries_for(self, files, workspace_root):
+        """The hashes of FILES, a model loop's context: the course's for the course's own files, and for a developer
+        model of the learner's own (a script the course does not ship) the one in WORKSPACE_ROOT, where it ran."""
+        entries = self.entries()
+        course = set(MODEL_PACKAGE + MODEL_CLIENT + MODEL_MOCK + SHIPPED_MODELS)
+        return {rel: entries[rel] if rel in entries else file_sha256((self.root if rel in course else
+                                                                      Path(workspace_root)) / rel) for rel in files}
 
 
 class Workspace:

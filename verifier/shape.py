@@ -9,9 +9,9 @@ findings' words are verifier/findings.py's.
 """
 from verifier.findings import Finding
 from verifier.records import (BUDGET_KEYS, CHILD_STATUSES, CURRENT, DECISION_STOPS, DECISIONS, HANDOFF_KEYS,
-                              INNER_KEYS, MAX_ATTEMPTS, MAX_READING, MIN_DECISION, RECORD_ID, REASONS, SAMPLES,
-                              SCRIPT, SEGMENT_KEYS, SHA256, TIMEOUT_RANGE, UNDECIDED, combined_fingerprint, is_int,
-                              is_loop_name, is_number, is_reading, moment, one_line)
+                              INNER_KEYS, MAX_ATTEMPTS, MAX_READING, MIN_DECISION, MODEL, MODEL_ENTRY_KEYS, RECORD_ID,
+                              REASONS, SAMPLES, SCRIPT, SEGMENT_KEYS, SHA256, TIMEOUT_RANGE, UNDECIDED,
+                              combined_fingerprint, is_int, is_loop_name, is_number, is_reading, moment, one_line)
 
 
 def decision_problem(where, decision, last, status, keys=CURRENT.decision_keys):
@@ -66,7 +66,8 @@ def shape_problems(record, name, schema=CURRENT):
     checks = field_checks(record, name, schema)
     blocking = [Finding(kind, **fields) for holds, kind, fields, blocks in checks if blocks and not holds]
     other = [Finding(kind, **fields) for holds, kind, fields, blocks in checks if not blocks and not holds]
-    other += [problem for problem in [unknown_fields_problem("loop.json", record, schema.keys, INNER_KEYS,
+    inner = dict(INNER_KEYS, budget=schema.budget_keys)
+    other += [problem for problem in [unknown_fields_problem("loop.json", record, schema.keys, inner,
                                                              schema.name)] if problem]
     if blocking:
         return blocking, other
@@ -78,10 +79,11 @@ def shape_problems(record, name, schema=CURRENT):
 def field_checks(record, name, schema=CURRENT):
     """(holds, kind, fields, blocks) for every top-level field of a record of SCHEMA: the finding KIND with FIELDS
     where it does not hold; see shape_problems."""
-    status, reason, files = record["status"], record["reason"], schema.files
+    status, reason, files, reasons = record["status"], record["reason"], schema.files, schema.reasons
     budget, context, blocked, attempts = record["budget"], record["context"], record["blocked_proposal"], \
         record["attempts"]
-    known_status = type(status) is str and status in REASONS
+    known_status = type(status) is str and status in reasons
+    calls = record["actual_api_calls"]
     segments = [(segments_ok(record), "segments_wrong", {"value": record.get("segments")}, True)
                 ] if "segments" in schema.keys else []
     return segments + [
@@ -89,15 +91,15 @@ def field_checks(record, name, schema=CURRENT):
         (type(record["id"]) is str and bool(RECORD_ID.fullmatch(record["id"])), "id_wrong", {"value": record["id"]},
          False),
         (record["run"] == name and is_loop_name(name), "run_wrong", {"value": record["run"], "folder": name}, True),
-        (type(record["scenario"]) is str and record["scenario"] in SCRIPT, "scenario_unknown",
-         {"value": record["scenario"], "known": list(SCRIPT)}, True),
+        (type(record["scenario"]) is str and record["scenario"] in schema.scenarios, "scenario_unknown",
+         {"value": record["scenario"], "known": [*SCRIPT, MODEL]}, True),
         (budget_ok(budget), "budget_wrong", {"value": budget}, True),
-        (known_status, "status_unknown", {"value": status, "known": list(REASONS)}, True),
-        (not known_status or reason in REASONS[status], "reason_wrong", {"value": reason, "status": status}, False),
+        (known_status, "status_unknown", {"value": status, "known": list(reasons)}, True),
+        (not known_status or reason in reasons[status], "reason_wrong", {"value": reason, "status": status}, False),
         (error_type_ok(record["error_type"], reason), "error_type_wrong", {"value": record["error_type"]}, True),
         (record["semantic_review"] == "pending", "semantic_review_wrong", {"value": record["semantic_review"]}, False),
-        (is_int(record["actual_api_calls"]) and record["actual_api_calls"] == 0, "api_calls_wrong",
-         {"value": record["actual_api_calls"]}, False),
+        (is_int(calls) and (calls == 0 or schema.calls_model and calls > 0),
+         "api_calls_not_count" if schema.calls_model else "api_calls_wrong", {"value": calls}, False),
         (context_ok(context, files), "context_wrong", {"files": len(files)}, True),
         (type(attempts) is list, "attempts_not_list", {}, True),
         (attempts_within_range(attempts), "attempts_too_many",
@@ -191,7 +193,7 @@ def attempt_problem(number, entry, record, schema=CURRENT):
     if type(entry) is not dict or any(key not in entry for key in schema.attempt_keys):
         return Finding("attempt_fields_missing", where=where, keys=list(schema.attempt_keys))
     inner = {"candidate": ("action", "sample", "sha256"), "decision": schema.decision_keys,
-             "timeout": ("seconds", "waited_seconds", "inventory")}
+             "timeout": ("seconds", "waited_seconds", "inventory"), "model": MODEL_ENTRY_KEYS}
     unknown = unknown_fields_problem(where, entry, schema.attempt_keys, inner, schema.name)
     if unknown:
         return unknown

@@ -167,7 +167,8 @@ def ranked_candidates(searches, question) -> list:
     Each search may find a different note first (a short phrase matches many); the question as
     a whole decides between them (`answer_score`). A hit the question's terms do not
     reach at all still ranks (the exact phrase of a search matched it); the earlier search breaks a tie.
-    Empty when nothing was found, or when the question is mostly about what no note mentions.
+    Empty when nothing was found, when the question is mostly about what no note mentions, or when no note found is
+    about any of the question's words (`ranking.Index.about`: sharing "才能" or "工作" in passing is no evidence).
     """
     candidates = {}
     for result in searches:
@@ -177,13 +178,15 @@ def ranked_candidates(searches, question) -> list:
     if not candidates:
         return []
     index = index_of(load_notes().values())
-    weights = index.query(normalize(question))
+    weights, topic = index.query(normalize(question)), index.topic(normalize(question))
     by_id = {note.id: note for note in index.notes}
-    if mostly_unknown(index, index.subject(normalize(question))):
+    if mostly_unknown(index, topic):
         return []
+    about = [hit for hit in candidates.values()  # a note that only uses the question's words in passing is no hit
+             if hit.get("note_id") not in by_id or index.about(by_id[hit["note_id"]], topic)]
     scored = [(answer_score(index, by_id[hit["note_id"]], question, weights) if hit.get("note_id") in by_id else 0.0,
                -order, hit)
-              for order, hit in enumerate(candidates.values())]
+              for order, hit in enumerate(about)]
     return [(score, hit) for score, _, hit in sorted(scored, key=lambda item: item[:2], reverse=True)]
 
 
@@ -202,8 +205,9 @@ def answer_score(index, note, question, weights) -> float:
 
 def mostly_unknown(index, weights):
     """The question is mostly about what no note mentions (terms no note holds carry over 1 - MIN_SHARE of its
-    subject's weight, `ranking.Index.subject`): one shared word ("Python" in "Python 的 GIL 是什么？") must not
-    carry it to a note, nor do the words it asks with ("勾股定理是什么？能举个例子吗？" has 例子 in A04's alias line)."""
+    topic's weight, `ranking.Index.topic`): one shared word ("Python" in "Python 的 GIL 是什么？", "才能" in
+    "怎么才能提高睡眠质量？") must not carry it to a note, nor do the words it asks with ("勾股定理是什么？能举个例子吗？"
+    has 例子 in A04's alias line)."""
     total = sum(weights.values())
     unknown = sum(weight for term, weight in weights.items() if not index.known(term))
     return total > 0 and unknown > (1 - MIN_SHARE) * total

@@ -16,9 +16,13 @@ A query's terms weigh their idf; a bigram no note has that overlaps one a note h
 UNKNOWN_TERM_WEIGHT once. No-hit threshold: a note is a hit only when the query terms it holds
 carry at least MIN_SHARE of the query's weight, so an unrelated question is not forced onto the
 note that happens to share one common word with it; after exact-phrase hits, a ranked hit must
-hold every term. Shared with: `notes.search` (`ranked_hits`; `best_sentence` gives the snippet),
-`demo_model` (`index_of`, `Index.score`: the BM25 part of choosing a note; `has_subject`, also `followup`'s),
-`passages` (`terms`, `note_terms`, `alternatives`). The rules are written out in docs/assistant/DESIGN.md.
+hold every term. What the offline demo answers by is stricter, the question's topic: `Index.topic` weighs the words
+no note holds by their length ("提高睡眠质量" is three words the notes lack, not one), and `Index.about` tells
+whether a note is about the question at all (a word it names or keeps using, or two of its words in one sentence,
+never a word it uses once in passing). Shared with: `notes.search` (`ranked_hits`; `best_sentence` gives the
+snippet), `demo_model` (`index_of`, `Index.score`: the BM25 part of choosing a note; `Index.topic`, `Index.about`;
+`has_subject`, also `followup`'s), `passages` (`terms`, `note_terms`, `alternatives`). The rules are written out in
+docs/assistant/DESIGN.md.
 """
 import math
 import re
@@ -29,7 +33,9 @@ TITLE_WEIGHT = 3
 MIN_SHARE = 0.45
 UNKNOWN_TERM_WEIGHT = 1.5
 UNKNOWN_WORD_WEIGHT = 2 * UNKNOWN_TERM_WEIGHT  # an unknown Latin word is usually the question's subject
+UNKNOWN_CHARACTER_WEIGHT = UNKNOWN_TERM_WEIGHT / 2  # two characters make a word
 SEAM_DAMPING = 0.5
+TOPIC_USES = 2  # a word a note uses once is mentioned in passing; used again, or named, it is what the note is about
 K1, B = 1.2, 0.75
 SNIPPET_CHARS = 100
 STOP_WORDS = re.compile(
@@ -64,17 +70,23 @@ _SENTENCE = re.compile(r"[^。！？\n]+[。！？]?")
 def terms(text: str) -> list:
     """The terms of normalized TEXT, in order (repeats kept): Latin words and Chinese bigrams."""
     found = []
+    for run in _runs(text):
+        if run.isascii() or len(run) < 2:
+            found.append(run)  # a single character between stop characters still counts
+        else:
+            found.extend(run[i:i + 2] for i in range(len(run) - 1))
+    return found
+
+
+def _runs(text):
+    """The pieces of normalized TEXT that terms are made of, in order: each Latin word or number kept, and each run
+    of Chinese characters between question words and stop characters."""
     for piece in _PIECES.findall(STOP_WORDS.sub(" ", text)):
         if piece.isascii():
             if piece not in ENGLISH_STOP_WORDS and (len(piece) >= 2 or piece.isdigit()):
-                found.append(piece)
+                yield piece
             continue
-        for run in _STOP_RUN.split(piece):
-            if len(run) >= 2:
-                found.extend(run[i:i + 2] for i in range(len(run) - 1))
-            else:
-                found.extend(run)  # a single character between stop characters still counts
-    return found
+        yield from (run for run in _STOP_RUN.split(piece) if run)
 
 
 def has_subject(phrase) -> bool:
@@ -117,6 +129,11 @@ class Index:
         for counted in self.counts.values():
             for term, count in counted.items():
                 occurrences[term] = occurrences.get(term, 0) + count
+        # what `about` and `query` look at: the words each note names, the terms of each sentence, every character
+        self.named = {note.id: set(terms(note._norm_aliases) + terms(note._norm_title)) for note in self.notes}
+        self.sentence_terms = {note.id: [set(terms(normalize(sentence))) for sentence in sentences(note.body)]
+                               for note in self.notes}
+        self.characters = set("".join(note._norm_title + note._norm_body + note._norm_aliases for note in self.notes))
         # a two-character term seen once in all the notes is more often where two words meet than a word;
         # not one an alias line names: an alias is a word learners use (变好、评测), never a seam
         named = {term for note in self.notes for term in terms(note._norm_aliases)}
@@ -128,47 +145,97 @@ class Index:
         """A term's idf, or UNKNOWN_TERM_WEIGHT for a term found in no note."""
         return self.idf.get(term, UNKNOWN_TERM_WEIGHT)
 
-    def query(self, text) -> dict:
+    def query(self, text, by_length=False) -> dict:
         """{term: weight} of a normalized query: a known term weighs its idf.
 
-        A bigram found in no note that overlaps a bigram some note has ("评估检索" -> 估检 between
-        评估 and 检索) is where two words meet, not a word: it weighs nothing. A stretch of bigrams
-        found in no note ("今天天气" -> 今天, 天天, 天气) is words the notes lack: it weighs
-        UNKNOWN_TERM_WEIGHT once, at its first bigram; one that starts after a seam counts too ("统一六国"
-        -> 一六 is the seam after 统一, 六国 starts the unknown words).
+        A Latin word no note has weighs UNKNOWN_WORD_WEIGHT, a lone character no note has UNKNOWN_TERM_WEIGHT. In a
+        run of Chinese characters, a bigram no note has that overlaps one a note has ("评估检索" -> 估检 between 评估
+        and 检索) is a seam, where two words meet: it weighs nothing. The bigrams between seams are a stretch of words
+        the notes lack ("今天天气" -> 今天, 天天, 天气; "统一六国" -> 六国 after the seam 一六): UNKNOWN_TERM_WEIGHT once, at
+        its first bigram. BY_LENGTH (`topic`, what the offline demo answers by) weighs them by their length instead.
         """
-        found = terms(text)
-        weights, stretch = {}, False  # stretch: the bigram before is part of an unknown stretch already counted
-        for position, term in enumerate(found):
-            counted, stretch = stretch, False
-            if term.isascii() and not self.known(term):
-                weights[term] = UNKNOWN_WORD_WEIGHT  # a name or acronym the notes never mention
-                continue
-            if self.known(term) or len(term) != 2 or term.isascii():
-                weights[term] = max(self.weight(other) for other in alternatives(term))
-                continue
-            before = found[position - 1] if position else ""
-            joined = len(before) == 2 and before[1] == term[0]  # overlaps the bigram before it
-            if joined and self.known(before):
-                weights[term] = 0.0  # where a known word meets the next one
-            elif joined and counted:
-                weights[term], stretch = 0.0, True  # the rest of an unknown stretch counts once, at its start
+        weights = {}
+        for run in _runs(text):
+            if run.isascii() and not self.known(run):
+                weights[run] = UNKNOWN_WORD_WEIGHT  # a name or acronym the notes never mention
+            elif run.isascii() or len(run) == 1:
+                weights[run] = max(self.weight(other) for other in alternatives(run))
             else:
-                weights[term], stretch = UNKNOWN_TERM_WEIGHT, True
-            after = found[position + 1] if position + 1 < len(found) else ""
-            if len(after) == 2 and after[0] == term[1] and self.known(after):
-                weights[term], stretch = 0.0, False
+                self._weigh_run(run, weights, by_length)
         return weights
 
-    def subject(self, text) -> dict:
+    def _weigh_run(self, run, weights, by_length):
+        """Add the terms of one run of Chinese characters to WEIGHTS (`query`). BY_LENGTH: a stretch weighs
+        UNKNOWN_CHARACTER_WEIGHT a character, at least UNKNOWN_TERM_WEIGHT; a character it shares with a seam, or one
+        only seams hold, belongs to the known word beside it, unless no note ever writes it (菜 in "菜结果": then a
+        word of its own the notes lack, UNKNOWN_TERM_WEIGHT when only seams hold it)."""
+        bigrams = [run[i:i + 2] for i in range(len(run) - 1)]
+        known = [self.known(bigram) for bigram in bigrams]
+        seam = [not known[i] and ((i > 0 and known[i - 1]) or (i + 1 < len(bigrams) and known[i + 1]))
+                for i in range(len(bigrams))]
+        stretch = []  # the bigram indexes of the stretch being read
+        for i, bigram in enumerate(bigrams):
+            if known[i]:
+                weights[bigram] = max(self.weight(other) for other in alternatives(bigram))
+                continue
+            weights.setdefault(bigram, 0.0)
+            if not seam[i]:
+                stretch.append(i)
+                if i + 1 < len(bigrams) and not known[i + 1] and not seam[i + 1]:
+                    continue  # the stretch goes on
+                weights[bigrams[stretch[0]]] += self._stretch_weight(run, stretch, seam, by_length)
+                stretch = []
+            elif by_length:
+                firsts = (i, i + 1) if i == 0 else (i + 1,)  # each character counted at the first bigram holding it
+                weights[bigram] += sum(UNKNOWN_TERM_WEIGHT for at in firsts
+                                       if all(seam[j] for j in (at - 1, at) if 0 <= j < len(seam))
+                                       and run[at] not in self.characters)
+
+    def _stretch_weight(self, run, stretch, seam, by_length):
+        """What the stretch of bigrams at STRETCH (indexes into RUN's bigrams) weighs (`_weigh_run`)."""
+        if not by_length:
+            return UNKNOWN_TERM_WEIGHT
+        first, last = stretch[0], stretch[-1] + 1  # its characters run[first..last]
+        shared = {first} if first > 0 and seam[first - 1] else set()
+        shared |= {last} if last < len(seam) and seam[last] else set()
+        own = [at for at in range(first, last + 1) if at not in shared or run[at] not in self.characters]
+        return max(UNKNOWN_TERM_WEIGHT, UNKNOWN_CHARACTER_WEIGHT * len(own))
+
+    def subject(self, text, by_length=False) -> dict:
         """{term: weight} of a normalized query's subject: the query without what it asks with (ASKING_FRAME);
         the whole query when nothing of weight is left ("例子" typed into the search box is what is looked for)."""
-        weights = self.query(ASKING_FRAME.sub(" ", text))
-        return weights if sum(weights.values()) > 0 else self.query(text)
+        weights = self.query(ASKING_FRAME.sub(" ", text), by_length)
+        return weights if sum(weights.values()) > 0 else self.query(text, by_length)
+
+    def topic(self, text) -> dict:
+        """{term: weight} of what a question is about, what the offline demo answers by (`demo_model`): its subject,
+        with the words no note holds weighed by their length (`query`): "提高睡眠质量" is three words the notes lack,
+        not one, so one shared word ("才能") does not carry the question to a note."""
+        return self.subject(text, by_length=True)
 
     def held_share(self, note, text) -> float:
         """The share of the query's subject weight (`subject`) NOTE holds: what the no-hit threshold judges."""
         return self.score(note, self.subject(text))[1]
+
+    def about(self, note, weights) -> bool:
+        """NOTE is about the query's {term: weight} (its subject's): it holds a term its title or alias line names, a
+        Latin word or number, a learner's word of SYNONYMS, or a word it uses at least TOPIC_USES times; or one of its
+        sentences holds two of the query's words ("每发现一个线上错误…修好的问题以后…"). Words it uses once, apart
+        ("工作" in "模型以什么身份工作"), are mentioned in passing; a lone character is held inside any word, and
+        counts only where the title or alias line names it so (摘 of 摘要: 要 is a stop character)."""
+        counted, named = self.counts[note.id], self.named[note.id]
+        words = []
+        for term, weight in weights.items():
+            held = [other for other in alternatives(term) if counted.get(other)]
+            if weight <= 0 or not held:
+                continue
+            if any(other in named for other in held) or term.isascii() or (len(term) == 2 and (
+                    len(alternatives(term)) > 1 or any(counted[other] >= TOPIC_USES for other in held))):
+                return True
+            if len(term) == 2:
+                words.append(term)
+        return any(_apart([term for term in words if sentence.intersection(alternatives(term))])
+                   for sentence in self.sentence_terms[note.id])
 
     def known(self, term):
         return any(other in self.idf for other in alternatives(term))
@@ -196,6 +263,11 @@ class Index:
             if note.id not in exclude and share >= min_share - 1e-9 and score > 0:
                 scored.append((-score, note.id, note))
         return [(-negative, note) for negative, _, note in sorted(scored)]
+
+
+def _apart(words):
+    """Two of WORDS (bigrams) share no character: two words, not the overlapping parts of one ("写代码")."""
+    return any(not set(first) & set(second) for index, first in enumerate(words) for second in words[index + 1:])
 
 
 _INDEXES = {}  # (id, text) of every note -> its Index; the notes rarely change within a process

@@ -172,8 +172,14 @@ class QuestionRecorder:
     def _on_refused(self, data):
         """The token budget did not admit a request: a first attempt never sent is no turn at all."""
         self.record["refused"] = dict(data)
+        if self.turn is not None and self.turn["turn"] == data["turn"]:
+            self.drop_unsent_turn()
+
+    def drop_unsent_turn(self):
+        """A budget kept the current turn's first request unsent (the token budget, or a caller's own budget of
+        requests): a turn without a single attempt is no turn at all."""
         turn = self.turn
-        if turn is not None and turn["turn"] == data["turn"] and not turn["attempts"] and turn["reply"] is None:
+        if turn is not None and not turn["attempts"] and turn["reply"] is None:
             self.record["turns"].remove(turn)
             self.turn = None
 
