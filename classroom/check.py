@@ -6,8 +6,9 @@ each loop; this file sums a student's loops up per lesson case into one row with
 ten seconds (each root cause once, with the loops it touches, at most records.SHOWN_PROBLEMS lines a student),
 has classroom/copies.py name the records and clocks submissions share, says when most of the class ran on
 course files other than the teacher's (another version of the course, not an edit), and hands the rows to
-classroom/report.py. workspace_row() gives one workspace's row exactly as the teacher will see it, for the
-student's own check before handing in.
+classroom/report.py. Every reason and note is a finding (verifier/findings.py): causes are grouped by their kind and
+fields, never by their words, and a contradiction is known by its kind. workspace_row() gives one workspace's row
+exactly as the teacher will see it, for the student's own check before handing in.
 
 A class of POOL_FROM submissions or more is checked by one process per core (submissions are independent).
 It does not import loop_lab.py, harness.py, export_review.py or machinery/. What it shares: cli.py's plumbing
@@ -17,7 +18,6 @@ listings).
 """
 import contextlib
 import os
-import re
 import signal
 import tempfile
 from collections import defaultdict
@@ -34,14 +34,16 @@ from classroom.intake import Submission, Untrusted, checked_evidence, class_fold
 from classroom.intake import scratch_folder as private_folder
 from classroom.platforms import Handed, handed_in
 from classroom.releases import release_of
-from cli import EXIT_OK, EXIT_STOP, display_path, gloss, print_json, say, visible
+from cli import EXIT_OK, EXIT_STOP, display_path, print_json, say, visible
 from verifier.check import check_loop
-from verifier.records import CASES, DEFAULT_BUDGET, SCHEMA, CourseFiles, Workspace, at_most
+from verifier.findings import Finding, at_most
+from verifier.records import CASES, DEFAULT_BUDGET, SCHEMA, CourseFiles, Workspace
 
 HERE = Path(__file__).resolve().parent.parent  # the teacher's workspace, which holds this package
 POOL_FROM, MAX_WORKERS = 64, 8  # submissions from which the check uses every core; at most this many processes
-CONTRADICTION = ("与证据不符", "没有证据支持")  # how the loop check words a stop the evidence does not support
-CUT_OFF_ATTEMPT = re.compile(r"第 [0-9]+ 次尝试状态为 (?!done)")  # how it words an attempt a stop cut off
+# the kinds of a stop or decision the evidence does not support: read first
+CONTRADICTIONS = {"stop_unsupported", "stop_contradicted", "decision_contradicted", "last_stop_contradicted"}
+CUT_OFF = {"attempt_unfinished", "attempt_unfinished_no_child"}  # an attempt a stop cut off
 
 
 class TeacherCourse(CourseFiles):
@@ -49,7 +51,7 @@ class TeacherCourse(CourseFiles):
     releases of the course it knows (classroom/releases.json)."""
 
     def label(self):
-        return "老师的课程文件"
+        return Finding("course_teacher")
 
     def release(self, entries):
         return release_of(entries)
@@ -73,7 +75,7 @@ class Checked:
         self.where = ""  # the workspace inside the submission, when it is not the top
         self.loops, self.strays, self.records, self.copies, self.orphans = [], [], [], [], []
         self.refused = [submission.refused] if submission.refused else []
-        self.packaging = submission.packaging
+        self.packaging = submission.packaging  # findings, as everything a row says
         self.reasons, self.notes = [], []
         self.row = None
 
@@ -87,14 +89,17 @@ class Checked:
         missing = [] if unread else [case for case, state in cases.items() if state == "missing"]
         found = ([Reason(self.packaging)] if self.packaging else
                  reasons(self.refused, counted, self.copies, missing, course_label))
-        self.reasons = [Reason(text) if type(text) is str else text for text in at_most(found)]  # then "…以及另外 K 条"
+        # then "…以及另外 K 条"
+        self.reasons = [found if type(found) is Reason else Reason(found) for found in at_most(found)]
         self.notes = [*earlier_note(self.earlier), *(cut_short_note(loop) for loop in self.loops if loop["cut_short"]),
                       *(resumed_note(loop) for loop in self.loops if loop["resumed"] and not loop["cut_short"]),
                       *(orphan_note(*orphan) for orphan in self.orphans)]
         self.row = {"student": self.student, "id": self.student_id, "result": self.result(counted, missing),
-                    "cases": cases, "loops": len(self.loops), "problems": [reason.text for reason in self.reasons]}
+                    "cases": cases, "loops": len(self.loops), "problems": [reason.text for reason in self.reasons],
+                    "kinds": [reason.kind for reason in self.reasons]}  # each problem's kind, in their order
         if self.notes:
-            self.row["notes"] = [class_report.shortened(note) for note in self.notes]
+            self.row["notes"] = [class_report.shortened(visible(note.sentence())) for note in self.notes]
+            self.row["note_kinds"] = [note.kind for note in self.notes]
         return self
 
     def unless_runs_needed(self, submission):
@@ -119,11 +124,24 @@ class Checked:
 
 
 class Reason:
-    """One line of a row's reasons: the teacher's words, and the student's (never naming anyone else)."""
+    """One line of a row's reasons: FINDING, the cause, with the LOOPS it touches (their folders, when the cause is a
+    loop's); its kind is the cause's. TEXT: the teacher's words; FOR_STUDENT: the student's (never naming anyone
+    else)."""
 
-    def __init__(self, text, for_student=None):
-        self.text = class_report.shortened(text)
-        self.for_student = class_report.shortened(for_student or text)
+    def __init__(self, finding, loops=()):
+        self.finding, self.loops = finding, list(loops)
+        if not loops:
+            shown = finding
+        elif len(loops) == 1:
+            shown = Finding("in_loop", loop=loops[0], finding=finding)
+        else:
+            shown = Finding("in_loops", finding=finding, count=len(loops), loops=self.loops)
+        self.text = class_report.shortened(visible(shown.sentence()))
+        self.for_student = class_report.shortened(visible(shown.sentence(student=True)))
+
+    @property
+    def kind(self):
+        return self.finding.kind
 
 
 def check_entry(handed, course, scratch, shown=None):
@@ -140,8 +158,8 @@ def check_entry(handed, course, scratch, shown=None):
                 item.unless_runs_needed(submission)
             return item
     except Exception as exc:  # a submission shaped in a way nobody foresaw is one row that says so, never a crash
-        why = f"{Path(handed.entry).name} 里有核对无法解释的内容（{type(exc).__name__}），请老师打开看看"
-        return Checked(Submission(handed.entry, "？").cannot(why), handed, shown)
+        return Checked(Submission(handed.entry, "？").cannot("intake_crashed", entry=Path(handed.entry).name,
+                                                              error_type=type(exc).__name__), handed, shown)
 
 
 def check_workspace(item, root, workspace, course):
@@ -155,7 +173,7 @@ def check_workspace(item, root, workspace, course):
             item.loops.append(loop_summary(check_loop(path, folders), course, relative))
         else:
             item.strays.append(relative(display_path(path)))
-    item.refused += [relative(problem) for problem in folders.problems() + [folders.links_problem()] if problem]
+    item.refused += [problem.map(relative) for problem in folders.problems() + [folders.links_problem()] if problem]
     item.orphans = [(relative(display_path(Path(workspace) / "loop-runs" / loop)),
                      [relative(display_path(Path(workspace) / "runs" / child)) for child in children])
                     for loop, children in folders.orphans().items()]
@@ -180,8 +198,8 @@ def loop_summary(check, course, relative):
     result = check.result()
     summary = {key: result.get(key) for key in ("run", "result", "scenario", "budget", "attempts")}
     summary.update(folder=relative(result["folder"]), paths=[relative(path) for path in result["paths"]],
-                   problems=[relative(problem) for problem in result["problems"]],
-                   notes=[relative(note) for note in result.get("notes", [])])
+                   problems=[finding.map(relative) for finding in result["findings"]],
+                   notes=[finding.map(relative) for finding in result["remarks"]])
     summary["resumed"] = resumes(check.record)
     summary["case"] = None if summary["resumed"] else case_of(summary)  # a resumed loop is none of the six cases
     # an older version's files differ from the teacher's of course: the check judged the loop on them instead
@@ -191,7 +209,7 @@ def loop_summary(check, course, relative):
     summary["copy_of"] = check.copy_of
     summary["older"] = check.version if check.version_note else None
     if summary["older"]:  # said once for the student (older_versions()); everything else the check found stands
-        said = relative(visible(check.version_note))
+        said = check.version_note.map(relative)
         summary["problems"] = [problem for problem in summary["problems"] if problem != said]
     return summary
 
@@ -205,7 +223,7 @@ def cut_short(check):
     if record.get("schema") != SCHEMA or not stopped or check.verdict.problems or not check.judged:
         return None
     expected = check.undecided_note()
-    if not all(note == expected or CUT_OFF_ATTEMPT.match(note) for note in check.verdict.notes):
+    if not all(note == expected or note.kind in CUT_OFF for note in check.verdict.notes):
         return None
     return f"{record['status']}/{record['reason']}"
 
@@ -240,9 +258,8 @@ def other_course_version(checked):
 
 
 def version_note(files, course_label):
-    """The sentence said above the table when other_course_version() found FILES."""
-    return (f"注意：至少一半的提交记录的 {'、'.join(files)} 彼此相同，却与{course_label}不同：多半是老师工作区的课程"
-            "版本与学生运行时的不同（例如之后更新过），不是学生改了文件。由此而来的 fail 请先换成学生运行时的课程版本再核对一次。")
+    """The finding said above the table when other_course_version() found FILES."""
+    return Finding("course_version", files=files, course=course_label)
 
 
 def case_of(loop):
@@ -268,28 +285,25 @@ def reasons(refused, loops, copies, missing, course_label):
     """Each root cause once, in this order: what refused the submission, a stop the evidence contradicts, course
     files that differ (with the loops they touch), the failing loops' problems, shared records, what needs a
     person, the missing cases. A problem several loops share is one line naming them."""
-    first, causes, grouped = [], defaultdict(list), defaultdict(list)
+    first, causes, grouped = [], defaultdict(list), {}
     for loop in sorted(loops, key=lambda loop: loop["result"] != "fail"):
         for problem in loop["problems"]:  # an older version is said once, below; what else was found stands
-            if any(words in problem for words in CONTRADICTION):
-                first.append(f"{loop['folder']}：{problem}")
-            elif not any(rel in problem for rel in loop["course"]):  # one changed course file is said once below
-                grouped[problem].append(loop["folder"])
+            if problem.kind in CONTRADICTIONS:
+                first.append(Reason(problem, [loop["folder"]]))
+            elif not any(problem.mentions(rel) for rel in loop["course"]):  # one changed course file: said once below
+                grouped.setdefault(problem.key(), (problem, []))[1].append(loop["folder"])
         if loop["course"]:
             causes[loop["course"]].append(loop["run"])
-    found = [Reason(text) for text in [*refused, *first]]
+    found = [*map(Reason, refused), *first]
     found += older_versions(loops)
-    found += [Reason(f"{'、'.join(files)} 与{course_label}不同（影响 {len(runs)} 个循环：{listed(runs)}）："
-                     "运行时用的课程文件被改过，这些循环不能算数；请学生换回课程原版文件后用新名称重新运行。")
-              for files, runs in causes.items()]
-    failing = {problem for loop in loops if loop["result"] == "fail" for problem in loop["problems"]}  # one pass
-    fails = {problem: folders for problem, folders in grouped.items() if problem in failing}
-    found += [Reason(one_line(problem, folders)) for problem, folders in fails.items()]
+    found += [Reason(Finding("course_files_differ", files=list(files), course=course_label, count=len(runs),
+                             runs=runs)) for files, runs in causes.items()]
+    failing = {problem.key() for loop in loops if loop["result"] == "fail" for problem in loop["problems"]}  # one pass
+    found += [Reason(problem, folders) for key, (problem, folders) in grouped.items() if key in failing]
     found += copies
-    found += [Reason(one_line(problem, folders)) for problem, folders in grouped.items() if problem not in fails]
+    found += [Reason(problem, folders) for key, (problem, folders) in grouped.items() if key not in failing]
     if missing:
-        found.append(Reason(f"缺少情景{'、'.join(f'「{case}」' for case in missing)}：没有 scenario 与预算恰好是"
-                            f"{'这一行' if len(missing) == 1 else '这些行'}的循环。"))
+        found.append(Reason(Finding("missing_case" if len(missing) == 1 else "missing_cases", cases=missing)))
     return found
 
 
@@ -302,53 +316,34 @@ def older_versions(loops):
     if not older:
         return []
     runs = [run for group in older.values() for run in group]
-    which = "、".join(older)
-    return [Reason(f"用旧版本的工作区做的（{which}；影响 {len(runs)} 个循环：{listed(runs)}）：旧版本本身不是改动，"
-                   "只是今天的规则和课程文件核对不了它与现在不同的部分，其余都按今天的规则核对过。请老师对照当时的版本判断，"
-                   "或请学生在现在的工作区里用新名称重新运行这些情景后再交。",
-                   f"你有 {len(runs)} 个循环是用旧版本的工作区做的（{which}）：旧版本不是你改了什么，只是今天的核对规则核对不了"
-                   "它与现在不同的部分。老师会对照当时的版本判断，也可能请你在现在的工作区里用新名称重新运行这些情景后再交。")]
+    return [Reason(Finding("older_versions", versions=list(older), count=len(runs), runs=runs))]
 
 
 def earlier_note(earlier):
     if not earlier:
         return []
-    return [f"较早的 {len(earlier)} 次提交没有核对，只核对了最新的一次：{listed(earlier)}。"]
+    return [Finding("earlier_attempts", count=len(earlier), names=earlier)]
 
 
 def cut_short_note(loop):
-    return (f"{loop['folder']} 停在 {loop['cut_short']}（中断或单次超时），记录与证据一致：不计入任何情景，"
-            "也不影响结果。")
+    return Finding("cut_short", folder=loop["folder"], stop=loop["cut_short"])
 
 
 def resumed_note(loop):
-    return (f"{loop['folder']} 续跑过 {loop['resumed']} 次（loop_lab.py --resume，{loop['result']}）：续跑的循环不计入任何情景，"
-            "也不代替它；要计入情景，请用新名称重新运行一次。")
+    return Finding("resumed_note", folder=loop["folder"], count=loop["resumed"], result=loop["result"])
 
 
 def orphan_note(loop_folder, children):
     """A loop folder gone and its children left (a loop deleted or moved): a note for a person; lesson 13's runs
     may be named so too, so it holds nothing back."""
-    shown = [visible(child) for child in children]
-    return (f"{listed(shown)} 的名称是循环 {visible(Path(loop_folder).name)} 的子运行，{visible(loop_folder)} 却不在这份"
-            "提交里：这个循环可能被删除或移走了（用 harness.py 单独运行、恰好这样命名的除外），请核对。")
-
-
-def one_line(problem, folders):
-    if len(folders) == 1:
-        return f"{folders[0]}：{problem}"
-    return f"{problem}（影响 {len(folders)} 个循环：{listed(folders)}）"
-
-
-def listed(names, most=6):
-    return "、".join(names[:most]) + (f" 等 {len(names)} 个" if len(names) > most else "")
+    return Finding("orphan_children", children=list(children), loop=Path(loop_folder).name, folder=loop_folder)
 
 
 # --- one workspace, as the teacher will see it ----------------------------------------------------
 
 def workspace_row(root, student, course=None, student_id=""):
     """The row of the workspace ROOT (holding loop-runs/ and runs/) exactly as the class check shows it:
-    {"student", "id", "result", "cases", "loops", "problems"}, paths relative to ROOT. The same intake rules
+    {"student", "id", "result", "cases", "loops", "problems", "kinds"}, paths relative to ROOT. The same intake rules
     apply (no runs/ beside loop-runs/ is packaging once a loop made an attempt); copies are looked for inside the
     workspace only."""
     course = TeacherCourse(course.root if course is not None else HERE)
@@ -476,9 +471,9 @@ def listed_entries(parser, class_dir):
 def say_class(checked, rows, note, with_roster):
     for item in checked:
         for stray in item.strays:
-            say(f"跳过 {class_report.cut(item.entry)} 里的 {class_report.cut(stray)}：不是循环目录（loop-runs/ 里只应有循环文件夹）。")
+            say(visible(Finding("stray", entry=class_report.cut(item.entry), stray=class_report.cut(stray)).sentence()))
     if note:
-        say(note)
+        say(visible(note.sentence()))
     rows = [row for row, _ in rows]
     say("\n".join(class_report.table(rows, class_report.console_cell)))
     for lines in filter(None, map(class_report.row_lines, rows)):
@@ -514,8 +509,8 @@ def write_outputs(args, course, checked, rows, names, aside, note, people):
             Path(target).parent.mkdir(exist_ok=True)
             class_report.write_text_atomic(target, text, encoding)
         except OSError as exc:
-            say(f"无法写出 {class_report.cut(display_path(Path(target)))}（{gloss(type(exc).__name__)}）：核对结果已打印在上面，"
-                "其余的文件照样写出了；请换一个可以写入的路径再运行一次。")
+            say(Finding("output_failed", target=class_report.cut(display_path(Path(target))),
+                        error_type=type(exc).__name__).sentence())
             written = False
     return written
 

@@ -15,14 +15,17 @@ one record 2,000 times, or one submission holding 2,500 copies of one run, costs
   readings are named as a possible copy, with how often chance did so. Loops without attempts weigh nothing.
   Never inside one submission: one machine repeats itself.
 
-It does not import loop_lab.py, harness.py, export_review.py or machinery/. What it shares: cli.py's plumbing
-(the capped reading of evidence, strict JSON, line endings) and verifier/records.py's is_reading and names_said.
+Each reason is a finding (`shared_record`, `copy_inside`, `shared_clock`, `shared_readings`: its words, and the
+student's, are verifier/findings.py's). It does not import loop_lab.py, harness.py, export_review.py or machinery/.
+What it shares: cli.py's plumbing (the capped reading of evidence, strict JSON, line endings) and
+verifier/records.py's is_reading.
 """
 import hashlib
 from collections import Counter, defaultdict
 
 from cli import loads_record, read_evidence, to_lf
-from verifier.records import is_reading, names_said
+from verifier.findings import Finding
+from verifier.records import is_reading
 
 RECORD_CAP = 2 ** 20  # a loop.json or run.json is far below 1 MiB; a bigger one is judged by the loop check
 # Loops (each with attempts) whose clocks two submissions must share to be named as the same clock. A loop's clock:
@@ -36,7 +39,6 @@ SHARED_LOOPS = 3
 # fast loop: of 548 honest submissions of the six cases run on one machine (idle or busy, Python 3.11 to 3.13),
 # 3 of 149,878 pairs shared all 22 and 6 more shared 18 (docs/loop/TEACHER.md), so the reason says so.
 SHARED_READINGS = 22
-CHANCE = "149,878 对里有 3 对六个情景的全部 22 个读数都相同"  # what the reason says of the measurement
 SHOWN_PEOPLE = 5
 
 
@@ -106,9 +108,9 @@ def clock_keys(record, durations):
 # --- what the class shares ------------------------------------------------------------------------
 
 def mark_copies(checked, reason):
-    """Adds to each submission of CHECKED (items with .records, .copies, .student, .student_id) a REASON(text,
-    text for the student) per group of others it shares records with, one for what it holds twice itself, and one
-    per tier (TIERS) for the others whose clocks it shares that nothing before named. Never a fail by itself."""
+    """Adds to each submission of CHECKED (items with .records, .copies, .student, .student_id) a REASON(finding)
+    per group of others it shares records with, one for what it holds twice itself, and one per tier (TIERS) for
+    the others whose clocks it shares that nothing before named. Never a fail by itself."""
     holders = defaultdict(lambda: defaultdict(list))  # key -> submission -> its paths holding it
     for index, item in enumerate(checked):
         for key, rel in item.records:
@@ -126,11 +128,11 @@ def mark_copies(checked, reason):
     in_order = {}  # members -> their indexes sorted, worked out once per group
     for index, item in enumerate(checked):
         if inside[index]:
-            item.copies.append(reason(inside_copy(sorted(inside[index])), None))
+            item.copies.append(reason(inside_copy(sorted(inside[index]))))
         for members, rels in sorted(shared[index].items(), key=lambda pair: sorted(pair[0])):
             everyone = in_order.setdefault(members, sorted(members))
             others = [checked[j] for j in everyone[:SHOWN_PEOPLE + 1] if j != index][:SHOWN_PEOPLE]
-            item.copies.append(reason(*copy_texts(sorted(rels), others, len(members) - 1)))
+            item.copies.append(reason(copy_texts(sorted(rels), others, len(members) - 1)))
     named = {index: tuple(sorted(shared[index], key=id)) for index in range(len(checked))}  # groups said already
     for kind, (enough, texts) in TIERS.items():
         clocks = {key: owners for key, owners in holders.items() if key[0] == kind and len(owners) > 1}
@@ -145,7 +147,7 @@ def mark_copies(checked, reason):
             many = len(rest) - (index in rest)
             if many:
                 others = [checked[j] for j in in_order[:SHOWN_PEOPLE + 1] if j != index][:SHOWN_PEOPLE]
-                checked[index].copies.append(reason(*texts(others, many, count, loops)))
+                checked[index].copies.append(reason(texts(others, many, count, loops)))
         for index, (everyone, *_) in found.items():
             named[index] += (everyone,)
 
@@ -188,32 +190,24 @@ def same_readings(readings, enough):
 
 
 def copy_texts(records, others, count):
-    """The reason of a submission sharing RECORDS with COUNT others (OTHERS: the first of them), and its student's."""
-    shown = "、".join(records[:2]) + (f" 等 {len(records)} 份" if len(records) > 2 else "")
-    people = people_said(others, count)
-    return (f"与 {people} 的提交含有同一份记录：{shown}。可能是互相拷贝的，也可能另有原因：请老师核对后再定（不会自动判 fail）。",
-            f"你的提交与另外 {count} 份提交含有同一份记录：{shown}。老师会核对后再定。")
+    """The reason of a submission sharing RECORDS with COUNT others (OTHERS: the first of them)."""
+    shown = Finding("records_more", records=records[:2], count=len(records)) if len(records) > 2 else \
+        Finding("records", records=records)
+    return Finding("shared_record", people=people_said(others, count), records=shown, count=count)
 
 
 def clock_texts(others, many, count, loops):
     """The reason of a submission whose loops LOOPS share COUNT readings and their wall times with MANY others
-    (OTHERS: the first of them), and its student's."""
-    people = people_said(others, many)
-    shown = names_said([str(loop) for loop in loops], 2)
-    return (f"与 {people} 的提交有 {count} 个单调时钟读数和运行时长完全相同（精确到毫秒，{shown}），而记录的 id 各不相同："
-            f"诚实的机器很少连同开始和结束的时刻在 {SHARED_LOOPS} 个循环上都相同，记录可能是拷贝后改了 id。请老师核对后再定（不会自动判 fail）。",
-            f"你的提交与另外 {many} 份提交有 {count} 个计时读数完全相同（{shown}）。老师会核对后再定。")
+    (OTHERS: the first of them)."""
+    return Finding("shared_clock", people=people_said(others, many), many=many, count=count,
+                   loops=[str(loop) for loop in loops], most=SHARED_LOOPS)
 
 
 def readings_texts(others, many, count, loops):
     """The reason of a submission whose loops LOOPS share COUNT readings, not their wall times, with MANY others
-    (OTHERS: the first of them), and its student's: it may be chance, and how often chance did it."""
-    people = people_said(others, many)
-    shown = names_said([str(loop) for loop in loops], 2)
-    return (f"与 {people} 的提交有 {count} 个单调时钟读数和运行时长完全相同（精确到毫秒，{shown}），开始和结束的时刻却不全相同："
-            f"可能是拷贝后改了 id 和时刻，也可能是巧合（量过：一台机器上接连运行六个情景的诚实学生，{CHANCE}）。"
-            "请老师核对后再定（不会自动判 fail）。",
-            f"你的提交与另外 {many} 份提交有 {count} 个计时读数完全相同（{shown}），这也可能是巧合。老师会核对后再定。")
+    (OTHERS: the first of them): it may be chance, and how often chance did it (the sentence says)."""
+    return Finding("shared_readings", people=people_said(others, many), many=many, count=count,
+                   loops=[str(loop) for loop in loops])
 
 
 # Each tier: the key kind clock_keys gives, whether what two submissions share of it is enough to be named (loops,
@@ -223,12 +217,14 @@ TIERS = {"clock": (lambda loops, readings: loops >= SHARED_LOOPS, clock_texts),
 
 
 def people_said(others, count):
-    names = [f"{other.student}（{other.student_id}）" if other.student_id else other.student for other in others]
-    return "、".join(names) + (f" 等 {count} 人" if count > len(names) else "")
+    names = [Finding("person_id", name=other.student, id=other.student_id) if other.student_id else other.student
+             for other in others]
+    return Finding("people_more", names=names, count=count) if count > len(names) else Finding("people", names=names)
 
 
 def inside_copy(groups):
     """The reason of a submission holding the same record in several places: each group of places once."""
-    shown = "；".join(names_said(group, 3).replace("、", " 与 ", 1) if len(group) == 2 else names_said(group, 3)
-                     for group in groups[:3]) + (f" 等 {len(groups)} 组" if len(groups) > 3 else "")
-    return f"提交里有几处是同一份记录：{shown}。循环或运行可能是复制后改了名：请老师核对后再定（不会自动判 fail）。"
+    shown = [Finding("pair", first=group[0], second=group[1]) if len(group) == 2 else Finding("group", names=group)
+             for group in groups[:3]]
+    return Finding("copy_inside", groups=Finding("groups_more", groups=shown, count=len(groups))
+                   if len(groups) > 3 else Finding("groups", groups=shown))

@@ -8,8 +8,9 @@ grade column of its own (GitHub Classroom, a plain list) gets its columns plus r
 
 A grade or comment already in the roster is the teacher's (typed after reading the work, or imported from
 elsewhere) and is never overwritten: the row is left as it was, and grades_file() names it for stderr and the
-report. The exception is what an earlier run of this check wrote into a Moodle worksheet: its comment has one of
-COMMENTS' forms and its grade is the one that form gives, so it may be updated after a re-submission. (A Canvas
+report. The exception is what an earlier run of this check wrote into a Moodle worksheet: its comment has the form
+of one of the comment kinds (`comment_pass` ..., verifier/findings.py) and its grade is the one that form gives, so
+it may be updated after a re-submission. (A Canvas
 gradebook holds no comment: an earlier grade there cannot be told from the teacher's and is kept.) The file is
 written in UTF-8, with a BOM when the roster had one or was in another encoding (GBK, UTF-16), and with commas
 where the roster had tabs: the platforms' upload forms read UTF-8 and commas by default (Moodle's encoding menu
@@ -19,7 +20,8 @@ BOM would make a gradebook with split name columns unreadable.
 
 The policy (docs/loop/TEACHER.md): pass = the maximum, fail = 0, incomplete = the maximum times the share of the
 six cases that pass (two decimals, half up), needs_human / packaging / missing blank (the platform keeps what it
-had). What it shares: classroom/report.py's CASE_NAMES and shortened(), classroom/roster.py's number().
+had). What it shares: classroom/report.py's CASE_NAMES and shortened(), classroom/roster.py's number(), and the
+comments' words (verifier/findings.py's table).
 """
 import csv
 import io
@@ -28,15 +30,12 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from classroom.report import CASE_NAMES, shortened
 from classroom.roster import number
+from verifier.findings import SENTENCES, Finding
 
 DEFAULT_MAXIMUM = Decimal(100)  # for rosters that say no maximum (GitHub Classroom, a plain list)
 EXTRA_COLUMNS = ["result", "grade", "comment"]
-COMMENTS = {  # the comment of each result that gets one; {fields} are filled in, and read back by own_comment()
-    "pass": "六个情景都有通过的循环。内容是否合适仍由老师审阅。",
-    "incomplete": "通过 {passed}/6 个情景，缺少：{lacking}。补跑缺少的情景后重新打包提交。",
-    "fail": "有记录与证据不符（{failed}），详见反馈文件。",
-    "packaging": "没能打开你的提交，还没有核对：请按 README「交作业」用 --pack 打包后重新提交。",
-}
+# the comment kind of each result that gets one; its fields are filled in, and read back by own_comment()
+COMMENTS = {result: f"comment_{result}" for result in ("pass", "incomplete", "fail", "packaging")}
 EMPTY = ("", "-", "N/A")  # a grade cell that holds nothing (Canvas writes N/A where the assignment is not assigned)
 
 
@@ -66,20 +65,22 @@ def incomplete_grade(maximum, passed):
 
 def comment(row):
     """A short, plain comment about this student only; None where no comment is due."""
-    cases = row["cases"]
+    cases, kind = row["cases"], COMMENTS.get(row["result"])
+    if kind is None:
+        return None
+    failed = [case for case in CASE_NAMES if cases[case] == "fail"]
     fields = {"passed": sum(cases[case] == "pass" for case in CASE_NAMES),
-              "lacking": "、".join(case for case in CASE_NAMES if cases[case] == "missing"),
-              "failed": "、".join(case for case in CASE_NAMES if cases[case] == "fail") or "提交本身"}
-    template = COMMENTS.get(row["result"])
-    return template.format(**fields) if template else None
+              "lacking": [case for case in CASE_NAMES if cases[case] == "missing"],
+              "failed": failed or Finding("submission_itself")}
+    return Finding(kind, **fields).sentence()
 
 
 def own_comment(text, maximum):
     """(True, the grade it goes with) when TEXT is a comment this check writes (the grade None: a blank cell),
     else (False, None)."""
-    for result, template in COMMENTS.items():
-        pattern = re.sub(r"\\\{(\w+)\\\}", lambda m: r"(?P<passed>[0-6])" if m[1] == "passed" else ".+",
-                         re.escape(template))
+    for result, kind in COMMENTS.items():
+        pattern = re.sub(r"\\\{(\w+)(?::\w)?\\\}", lambda m: r"(?P<passed>[0-6])" if m[1] == "passed" else ".+",
+                         re.escape(SENTENCES[kind][1]))
         match = re.fullmatch(pattern, text.strip(), re.DOTALL)
         if match:
             given = {"pass": maximum, "fail": Decimal(0), "packaging": None}.get(result)

@@ -13,9 +13,10 @@ workspace's `loop-runs/` and `runs/` are copied into a private temporary folder 
 removed right after that submission is checked. A platform's download of the whole class is unpacked the same
 way, each student's ZIP inside it copied whole, then read under a student's ZIP's own caps (as if the teacher had
 unzipped the download first). Folders are made and removed walking with a list, never by recursion: no depth of
-folders in a ZIP can exhaust Python's stack. What it shares: cli.py's plumbing (how an entry's kind is
-named, the capped reading of a file that is never opened unless it is a plain file), classroom/platforms.py's
-names of each platform's entries, and verifier/records.py's disk_key (names as a disk compares them).
+folders in a ZIP can exhaust Python's stack. Why an entry cannot be taken is a finding (a kind with fields, its words
+verifier/findings.py's). What it shares: cli.py's plumbing (how an entry's kind is named, the capped reading of a
+file that is never opened unless it is a plain file), classroom/platforms.py's names of each platform's entries,
+and verifier/records.py's disk_key (names as a disk compares them).
 """
 import contextlib
 import os
@@ -30,6 +31,7 @@ from pathlib import Path, PurePosixPath
 
 from classroom.platforms import CANVAS, DOCUMENTS, JUNK, MOODLE, plain_student
 from cli import EvidenceError, entry_kind, gloss, read_evidence, visible
+from verifier.findings import Finding
 from verifier.records import disk_key
 
 MAX_DEPTH = 4                    # folders between the submission and its workspace (Extract All adds one or two)
@@ -52,8 +54,6 @@ DRIVE = re.compile(r"[A-Za-z]:")
 WINDOWS_DEVICES = {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$",
                    *(f"{port}{i}" for port in ("COM", "LPT") for i in (*range(1, 10), "¹", "²", "³"))}
 WINDOWS_RESERVED = frozenset('<>:"|?*')
-GIT_HINT = "这像是一个 git 仓库，证据文件夹被 .gitignore 排除了（用 git 交作业时要 git add -f runs loop-runs）"
-AGAIN = "请学生重新提交：在自己的工作区里运行 python3 verify_loop.py --pack 姓名.zip，上传这个 ZIP"
 
 
 class Submission:
@@ -61,22 +61,24 @@ class Submission:
 
     ROOT is the folder the student's paths are shown from (the entry folder, or the private copy of a ZIP's
     members); WORKSPACE the folder in it holding loop-runs/; PACKAGING, when set, says why nothing was checked;
-    REFUSED, when set, why the entry fails unread (a link in place of a student's folder).
+    REFUSED, when set, why the entry fails unread (a link in place of a student's folder); both are findings.
     """
 
     def __init__(self, entry, source):
         self.entry, self.source = Path(entry), source
         self.student, self.student_id = student_and_id(self.entry.name)
         self.root = self.workspace = self.packaging = self.refused = self.private = None
-        self.without_runs = None  # why no runs/ is a packaging problem, should a loop have made a child run
+        self.without_runs = None  # why no runs/ is a packaging problem (a finding), should a loop have made a child run
 
     def found(self, root, workspace):
         self.root, self.workspace = Path(root), Path(workspace)
         return self
 
-    def cannot(self, why):
-        self.packaging = f"提交的格式无法核对：{why}。{AGAIN}。"
-        self.root = self.workspace = None  # nothing of it is checked
+    def cannot(self, kind, /, **fields):
+        """Nothing of it is checked: the finding `packaging`, why being the finding KIND with FIELDS (or KIND itself,
+        a finding)."""
+        self.packaging = Finding("packaging", why=kind if isinstance(kind, Finding) else Finding(kind, **fields))
+        self.root = self.workspace = None
         return self
 
 
@@ -147,27 +149,26 @@ def take_in(entry, scratch):
     try:
         kind = entry_kind(os.lstat(entry))
     except OSError as exc:
-        return Submission(entry, "？").cannot(f"{entry.name} 无法读取（{reason(exc)}）")
+        return Submission(entry, "？").cannot("entry_unreadable", entry=entry.name, reason=reason(exc))
     if kind == "文件夹":
         return folder_submission(entry, scratch)
     if kind == "普通文件" and entry.name.lower().endswith(".zip"):
         return zip_submission(Submission(entry, "压缩包"), entry, scratch)
     submission = Submission(entry, kind)
     if kind in ("符号链接", "目录联接"):
-        submission.refused = (f"{entry.name} 是{kind}：提交必须是学生自己的文件夹或压缩包，链接可能指向别人的提交，"
-                              "没有核对里面的内容。")
+        submission.refused = Finding("entry_link", entry=entry.name, kind=kind)
         return submission
-    return submission.cannot(f"{entry.name} 是{kind}，不是文件夹，也不是 .zip 压缩包")
+    return submission.cannot("entry_not_submission", entry=entry.name, kind=kind)
 
 
 def reason(exc):
-    """An OSError as a person reads it, in Chinese: a missing permission is named as such."""
+    """An OSError as a person reads it, in Chinese (a finding, or cli.py's words): a missing permission is named."""
     if isinstance(exc, PermissionError):
-        return "没有读取权限"
+        return Finding("no_permission")
     if isinstance(exc, EvidenceError):
         return str(exc)
     if isinstance(exc, (FileExistsError, NotADirectoryError, IsADirectoryError)):
-        return "有一个文件和一个文件夹同名"
+        return Finding("file_and_folder")
     return gloss(type(exc).__name__)
 
 
@@ -180,16 +181,17 @@ def folder_submission(entry, scratch):
     if len(found) == 1:
         return checked_evidence(submission.found(entry, found[0]))
     if found:
-        return submission.cannot(several(found, entry))
+        return submission.cannot("several_workspaces", count=len(found), names=several(found, entry))
     if entry in unreadable:
-        return submission.cannot(f"文件夹 {entry.name} 无法读取（没有读取权限）")
+        return submission.cannot("folder_unreadable", entry=entry.name)
     zips = sorted(path for path in entry.iterdir() if path.name.lower().endswith(".zip") and path.is_file())
     if len(zips) == 1:
         submission.source = f"文件夹里的压缩包 {zips[0].name}"
         return zip_submission(submission, zips[0], scratch)
     if zips:
-        return submission.cannot(f"文件夹里有 {len(zips)} 个压缩包（{'、'.join(p.name for p in zips)}），不知道该核对哪一个")
-    return submission.cannot(nothing_found(entry, unreadable))
+        return submission.cannot("several_zips", count=len(zips), names=[path.name for path in zips])
+    kind, fields = nothing_found(entry, unreadable)
+    return submission.cannot(kind, **fields)
 
 
 def workspaces_in(folder):
@@ -219,18 +221,15 @@ def checked_evidence(submission):
     workspace = submission.workspace
     where = shown_in(submission.root, workspace)
     if not os.path.lexists(workspace / "runs"):
-        submission.without_runs = only_loop_runs(where) + (f"；{GIT_HINT}" if looks_like_git(workspace) else "")
+        git = Finding("then", finding=Finding("git_hint")) if looks_like_git(workspace) else ""
+        submission.without_runs = Finding("only_loop_runs", zip="", where=where, git=git)
     for name in EVIDENCE:
         try:
             if os.path.isdir(workspace / name) and not os.path.islink(workspace / name):
                 os.scandir(workspace / name).close()
         except OSError as exc:
-            return submission.cannot(f"{where}{name}/ 无法读取（{reason(exc)}）")
+            return submission.cannot("evidence_unreadable", where=where, name=name, reason=reason(exc))
     return submission
-
-
-def only_loop_runs(where):
-    return f"{where}只有 loop-runs/，没有 runs/：子运行的证据不在提交里（两个文件夹要一起交）"
 
 
 def looks_like_git(folder):
@@ -238,31 +237,40 @@ def looks_like_git(folder):
 
 
 def shown_in(root, workspace):
-    """Where the workspace is inside the submission, as a prefix of a sentence ('' when it is the top)."""
+    """Where the workspace is inside the submission, as the start of a sentence ('' when it is the top)."""
     rel = PurePosixPath(*Path(workspace).relative_to(root).parts) if workspace != root else None
-    return f"{rel}/ 里" if rel else ""
+    return Finding("inside", folder=str(rel)) if rel else ""
 
 
 def several(found, root):
-    names = "、".join("/".join((*Path(p).relative_to(root).parts, "loop-runs")) for p in found[:5])
-    return f"找到了 {len(found)} 个 loop-runs/ 文件夹（{names}），不知道该核对哪一个"
+    return ["/".join((*Path(p).relative_to(root).parts, "loop-runs")) for p in found[:5]]
 
 
 def nothing_found(folder, unreadable):
+    """(kind, fields) of why no workspace was found in FOLDER."""
     if unreadable:
-        first = PurePosixPath(*Path(unreadable[0]).relative_to(folder).parts)
-        return f"没有找到 loop-runs/，而 {first}/ 无法读取（没有读取权限）"
+        return "nothing_readable", {"first": str(PurePosixPath(*Path(unreadable[0]).relative_to(folder).parts))}
     names = sorted(path.name for path in folder.iterdir() if not is_junk(path.name))
     if ".git" in names or ".gitignore" in names:
-        return f"没有找到 loop-runs/ 和 runs/：{GIT_HINT}"
-    shown = "、".join(names[:8]) + ("等" if len(names) > 8 else "")
-    return f"在 {MAX_DEPTH} 层以内没有找到 loop-runs/（里面是：{shown or '空的'}）"
+        return "nothing_in_git", {"hint": Finding("git_hint")}
+    return "nothing_found", {"depth": MAX_DEPTH, "names": listed_names(names)}
+
+
+def listed_names(names):
+    """A few of NAMES for a sentence (a finding), or that there are none."""
+    if not names:
+        return Finding("nothing_inside")
+    return Finding("names_more" if len(names) > 8 else "names", names=names[:8])
 
 
 # --- a ZIP ---------------------------------------------------------------------------------------
 
 class Untrusted(Exception):
-    """A ZIP that is not taken: the message says why, in Chinese."""
+    """A ZIP that is not taken: FINDING says why (the finding KIND with FIELDS); the message is its sentence."""
+
+    def __init__(self, kind, /, **fields):
+        self.finding = kind if isinstance(kind, Finding) else Finding(kind, **fields)
+        super().__init__(self.finding.sentence())
 
 
 def zip_submission(submission, path, scratch):
@@ -271,14 +279,14 @@ def zip_submission(submission, path, scratch):
         data = read_evidence(path, MAX_ZIP_BYTES)
         too_many = directory_problem(data)  # before zipfile builds an object per member
         if too_many:
-            return submission.cannot(f"压缩包 {path.name} {too_many}")
+            return submission.cannot("zip_untrusted", name=path.name, why=too_many)
         archive = zipfile.ZipFile(BytesIO(data))
     except EvidenceError as exc:
-        return submission.cannot(f"压缩包 {path.name} 没有读取：{exc}")
+        return submission.cannot("zip_not_read", name=path.name, error=str(exc))
     except OSError as exc:
-        return submission.cannot(f"压缩包 {path.name} 无法读取（{reason(exc)}）")
+        return submission.cannot("zip_unreadable", name=path.name, reason=reason(exc))
     except (zipfile.BadZipFile, EOFError, ValueError, NotImplementedError):
-        return submission.cannot(f"压缩包 {path.name} 已损坏或不完整，打不开")
+        return submission.cannot("zip_untrusted", name=path.name, why=Finding("zip_broken"))
     submission.private = private = Path(tempfile.mkdtemp(prefix="zip-", dir=scratch))
     try:
         with archive:
@@ -286,10 +294,10 @@ def zip_submission(submission, path, scratch):
             prefix = workspace_prefix(members)
             extract(archive, members, prefix, private)
     except Untrusted as exc:
-        return submission.cannot(f"压缩包 {path.name} {exc}")
+        return submission.cannot("zip_untrusted", name=path.name, why=exc.finding)
     if not any(parts[:len(prefix) + 1] == (*prefix, "runs") for parts in members.values()):
-        where = f"{'/'.join(prefix)}/ 里" if prefix else ""
-        submission.without_runs = f"压缩包 {path.name} {only_loop_runs(where)}"
+        where = Finding("inside", folder="/".join(prefix)) if prefix else ""
+        submission.without_runs = Finding("only_loop_runs", zip=Finding("in_zip", name=path.name), where=where, git="")
     return submission.found(private, private.joinpath(*prefix))
 
 
@@ -307,9 +315,9 @@ def directory_problem(data, cap=None):
         more, more_size = struct.unpack_from("<QQ", data, record + 32)
         entries, size = max(entries, more), max(size, more_size)
     if entries > cap:
-        return f"有 {entries} 个成员，超过了核对的上限 {cap}"
+        return Finding("zip_members", count=entries, cap=cap)
     if size > cap * DIRECTORY_ENTRY:
-        return f"的成员目录有 {size} 字节，超过了核对的上限"
+        return Finding("zip_directory", size=size)
     return None
 
 
@@ -329,18 +337,18 @@ def trusted_members(archive, caps=None):
     caps = caps or (MAX_MEMBERS, MAX_UNPACKED)
     infos = archive.infolist()
     if len(infos) > caps[0]:
-        raise Untrusted(f"有 {len(infos)} 个成员，超过了核对的上限 {caps[0]}")
+        raise Untrusted("zip_members", count=len(infos), cap=caps[0])
     if sum(info.file_size for info in infos) > caps[1]:
-        raise Untrusted(f"解开后超过 {caps[1] // 2 ** 20} MiB，超过了核对的上限")
+        raise Untrusted("zip_unpacked", mib=caps[1] // 2 ** 20)
     members = {}
     for info in infos:
         name = member_name(info)
         problem = member_problem(info, name)
         if problem:
-            raise Untrusted(f"的成员 {visible_name(name)} {problem}：整个压缩包都不能用，没有取出任何内容")
+            raise Untrusted("zip_member_outside", member=visible_name(name), why=problem)
         unreadable = member_unreadable(info)
         if unreadable:
-            raise Untrusted(f"的成员 {visible_name(name)} {unreadable}")
+            raise Untrusted("zip_member", member=visible_name(name), why=unreadable)
         parts = tuple(part for part in name.split("/") if part not in ("", "."))
         if parts and not any(is_junk(part) for part in parts):
             members[info] = parts
@@ -361,28 +369,29 @@ def member_name(info):
 
 
 def member_problem(info, name):
-    """Why one member makes the whole ZIP untrusted (it points outside the submission or is a link), or None."""
+    """Why one member makes the whole ZIP untrusted (it points outside the submission or is a link), as a finding, or
+    None."""
     parts = name.split("/")
     if name.startswith("/") or DRIVE.match(name) or any(":" in part for part in parts):
-        return "是绝对路径或带盘符"
+        return Finding("member_absolute")
     if ".." in parts:
-        return "指向压缩包外面（含 ..）"
+        return Finding("member_outside")
     if any(ord(ch) < 32 for ch in name):
-        return "的名称里有控制字符"
+        return Finding("member_control")
     kind = stat.S_IFMT(info.external_attr >> 16)
     if kind == stat.S_IFLNK:
-        return "是符号链接"
+        return Finding("member_link")
     if kind not in (0, stat.S_IFREG, stat.S_IFDIR):
-        return "不是普通文件或文件夹"
+        return Finding("member_special")
     return None
 
 
 def member_unreadable(info):
-    """Why one member cannot be read within the caps, or None."""
+    """Why one member cannot be read within the caps, as a finding, or None."""
     if info.flag_bits & ENCRYPTED_FLAG:
-        return "加了密码（加密），无法读取"
+        return Finding("member_encrypted")
     if info.file_size > RATIO_FROM and info.file_size > MAX_RATIO * max(info.compress_size, 1):
-        return f"解开后是压缩时的 {info.file_size // max(info.compress_size, 1)} 倍，超过了核对的上限（{MAX_RATIO} 倍）"
+        return Finding("member_ratio", ratio=info.file_size // max(info.compress_size, 1), most=MAX_RATIO)
     return None
 
 
@@ -401,12 +410,11 @@ def workspace_prefix(members):
         if not any(part in EVIDENCE or part.startswith(".") for part in parts[:depth]):
             found.add(parts[:depth])
     if len(found) > 1:
-        names = "、".join("/".join((*p, "loop-runs")) for p in sorted(found)[:5])
-        raise Untrusted(f"里有 {len(found)} 个 loop-runs/ 文件夹（{names}），不知道该核对哪一个")
+        raise Untrusted("zip_several_workspaces", count=len(found),
+                        names=["/".join((*p, "loop-runs")) for p in sorted(found)[:5]])
     if not found:
         tops = sorted({parts[0] + ("/" if len(parts) > 1 or info.is_dir() else "") for info, parts in members.items()})
-        shown = "、".join(tops[:8]) + ("等" if len(tops) > 8 else "")
-        raise Untrusted(f"在 {MAX_DEPTH} 层以内没有 loop-runs/ 文件夹（里面是：{shown or '空的'}）")
+        raise Untrusted("zip_no_workspace", depth=MAX_DEPTH, names=listed_names(tops))
     (prefix,) = found
     return prefix
 
@@ -420,9 +428,9 @@ def extract(archive, members, prefix, private, wanted=EVIDENCE, limit=MEMBER_REA
         if parts[:len(prefix)] != prefix or not rel or (wanted is not None and rel[0] not in wanted):
             continue
         if any(windows_refuses(part) for part in rel):
-            raise Untrusted(f"的成员 {visible_name('/'.join(parts))} 的名称不能在 Windows 上作为文件名")
+            raise Untrusted("zip_windows_name", member=visible_name("/".join(parts)))
         if disk_key("/".join(rel)) in taken:
-            raise Untrusted(f"里有两个成员都叫 {visible_name('/'.join(parts))}（大小写和 Unicode 写法也算同名）")
+            raise Untrusted("zip_same_name", member=visible_name("/".join(parts)))
         taken.add(disk_key("/".join(rel)))
         copy_member(archive, info, private.joinpath(*parts), limit)
 
@@ -466,11 +474,11 @@ def copy_member(archive, info, target, limit=MEMBER_READ):
                 out.write(chunk)
                 limit -= len(chunk)
     except (zipfile.BadZipFile, EOFError, ValueError, zlib.error):
-        raise Untrusted(f"已损坏：成员 {visible_name(member_name(info))} 读不出来") from None
+        raise Untrusted("zip_member_broken", member=visible_name(member_name(info))) from None
     except NotImplementedError:
-        raise Untrusted(f"的成员 {visible_name(member_name(info))} 用了核对不支持的压缩方式") from None
+        raise Untrusted("zip_member_method", member=visible_name(member_name(info))) from None
     except OSError as exc:
-        raise Untrusted(f"的成员 {visible_name(member_name(info))} 取不出来（{reason(exc)}）") from None
+        raise Untrusted("zip_member_unextracted", member=visible_name(member_name(info)), reason=reason(exc)) from None
 
 
 # --- a whole class's download --------------------------------------------------------------------
@@ -532,11 +540,11 @@ def open_plain(path, cap):
     """PATH opened for reading only when it is a plain file of at most CAP bytes (never a link, FIFO or device)."""
     kind = entry_kind(os.lstat(path))
     if kind != "普通文件":
-        raise Untrusted(f"是{kind}，不是压缩包")
+        raise Untrusted("zip_not_plain", kind=kind)
     file = open(os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)), "rb")
     if os.fstat(file.fileno()).st_size > cap:
         file.close()
-        raise Untrusted(f"超过了核对的上限（{cap // 2 ** 20} MiB）")
+        raise Untrusted("zip_too_big", mib=cap // 2 ** 20)
     return file
 
 
@@ -550,4 +558,4 @@ def opened_zip(file, cap):
     try:
         return zipfile.ZipFile(file)
     except (zipfile.BadZipFile, EOFError, ValueError, NotImplementedError):
-        raise Untrusted("已损坏或不完整，打不开") from None
+        raise Untrusted("zip_broken") from None

@@ -28,9 +28,9 @@ from collections import namedtuple
 from pathlib import Path
 
 from classroom import releases
-from cli import command, display_path, loads_record, say
+from cli import command, display_path, loads_record, say, visible
 from verifier.records import (LOOP_FILES, RECORD_CAP, V3_LOOP_FILES, Workspace, combined_fingerprint, listing,
-                              read_record_file, visible)
+                              read_record_file)
 
 EXERCISE_PREFIX = "ex-"  # docs/loop/EXERCISES.md names every loop and run it makes so
 SCRATCH = "lesson-14-scratch"  # the exercises' copy, beside the workspace

@@ -19,7 +19,8 @@ downloads like this:
 Every person is one Handed: the entry judged (the latest attempt), their names (for the roster and their own
 feedback), the earlier attempts (named on the row, never checked or compared). Files that belong to a submission
 (a receipt, a note, an online-text page) or to nobody (a roster, a spreadsheet at the top) are set aside and said
-once, never rows. What it shares: cli.py's plumbing (capped reads of plain files).
+once, never rows; why an entry is set aside, or nothing can be checked, is a finding (its words verifier/findings.py's).
+What it shares: cli.py's plumbing (capped reads of plain files).
 """
 import os
 import re
@@ -27,6 +28,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from cli import read_evidence
+from verifier.findings import Finding
 
 JUNK = {"__MACOSX", ".DS_Store", "Thumbs.db", "desktop.ini"}  # what operating systems add by themselves
 MOODLE = re.compile(r"(?P<name>.+?)_(?P<id>[^_]+)_assignsubmission_(?P<plugin>[a-z]+)(?:_.*)?", re.DOTALL)
@@ -78,7 +80,7 @@ def handed_in(class_dir):
                 break
         else:
             if not folders[name] and Path(name).suffix.lower() in DOCUMENTS:
-                aside.append((name, "不是提交（没有学习平台的命名，是一份文档，例如名单或说明）"))
+                aside.append((name, Finding("aside_document")))
             elif assignment and folders[name] and name.startswith(assignment) and len(name) > len(assignment):
                 login = name[len(assignment):]
                 handed.append(Handed(class_dir / name, login, "", "github", [login], folder=name))
@@ -113,10 +115,9 @@ def moodle_person(class_dir, entries, folders):
     holding = [name for name, m in entries if m["plugin"] == "file" and can_hold(name, folders)]
     chosen = holding[0] if holding else entries[0][0]
     person = Handed(class_dir / chosen, match["name"], match["id"], "moodle", folder=moodle_folder(chosen, match))
-    aside = [(name, f"Moodle 里同一位学生的另一部分（不是文件提交），这位学生的提交是 {chosen}")
-             for name, _ in entries if name != chosen]
+    aside = [(name, Finding("aside_moodle_part", chosen=chosen)) for name, _ in entries if name != chosen]
     if len(holding) > 1:
-        person.packaging = f"Moodle 里这位学生有 {len(holding)} 份文件提交（{'、'.join(holding)}），不知道该核对哪一个"
+        person.packaging = Finding("moodle_several", count=len(holding), names=holding)
         aside = [item for item in aside if item[0] not in holding]
     return person, aside
 
@@ -142,7 +143,7 @@ def canvas_person(class_dir, entries, folders):
     login = match["login"] or ""  # anonymous grading leaves the name out: the user id is all there is
     person = Handed(class_dir / chosen, login or match["uid"], match["uid"], "canvas", [login])
     person.earlier = [name for name, _ in zips[:-1]]
-    aside = [(name, f"Canvas 里同一位学生随作业上传的另一个文件，这位学生的提交是 {chosen}")
+    aside = [(name, Finding("aside_canvas_file", chosen=chosen))
              for name, _ in entries if name != chosen and name not in person.earlier]
     return person, aside
 
@@ -164,13 +165,14 @@ def blackboard_person(class_dir, entries, folders):
     person = Handed(class_dir / judged if judged else None, shown, user, "blackboard", [user],
                     folder=f"{entries[0][1]['assignment']}_{user}_attempt_{latest}")
     if not files:
-        person.packaging = (f"Blackboard 只有这次尝试的回执 {receipts[0]}，没有上传的文件：这次尝试什么都没有交上来")
+        person.packaging = Finding("blackboard_receipt_only", receipt=receipts[0])
     elif chosen is None:
-        person.packaging = f"最新一次尝试有 {len(files)} 个文件（{'、'.join(files)}），不知道该核对哪一个"
+        person.packaging = Finding("blackboard_several", count=len(files), names=files)
     person.earlier = [f"{time}" for time in sorted(attempts) if time != latest]
-    aside = [(name, f"Blackboard 里这次尝试的{'回执' if match['receipt'] else '另一个文件'}，属于 {chosen or latest}")
+    aside = [(name, Finding("aside_blackboard_receipt" if match["receipt"] else "aside_blackboard_file",
+                            chosen=chosen or latest))
              for name, match in attempts[latest] if name != chosen and (chosen or not match["receipt"] or files)]
-    aside += [(name, f"Blackboard 里较早的一次尝试（{time}），只核对最新的一次（{latest}）")
+    aside += [(name, Finding("aside_blackboard_earlier", time=time, latest=latest))
               for time in person.earlier for name, _ in attempts[time]]
     return person, aside
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from classroom.intake import windows_device
 from cli import display_path, entry_kind, visible
+from verifier.findings import Finding
 from verifier.records import CASES, disk_key, is_link
 
 CASE_NAMES = [case for case, _, _ in CASES]
@@ -33,8 +34,9 @@ LONE_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 REPORT_TITLE = "# 全班核对："        # the first line of every report this check writes: how an old one is known
 FEEDBACK_TITLE = "# 作业核对反馈："
-CSV_HEADER = ["student", "id", "result", *CASE_NAMES, "loops", "problems"]
-EARLIER_CSV_HEADERS = (CSV_HEADER, ["student", "result", *CASE_NAMES, "loops"])  # the current and the first version
+CSV_HEADER = ["student", "id", "result", *CASE_NAMES, "loops", "problems", "kinds"]
+# the current version and the earlier ones, an earlier CSV of this check is known by
+EARLIER_CSV_HEADERS = (CSV_HEADER, CSV_HEADER[:-1], ["student", "result", *CASE_NAMES, "loops"])
 NEXT_STEP = {
     "pass": "六个情景都有通过的循环，不需要再做什么。内容是否合适仍由老师审阅（semantic_review: pending）。",
     "incomplete": "请在自己的工作区里补跑缺少的情景（README「六个情景」里那一行的命令），然后重新打包提交"
@@ -122,8 +124,14 @@ def row_text(row):
 # --- the Markdown report -------------------------------------------------------------------------
 
 def set_aside(entry, why, shown=cut, text=cut):
-    """What is said of the entry ENTRY that is no submission of its own: WHY (a receipt, a note, a roster ...)."""
-    return f"跳过 {shown(entry)}：{text(why)}。"
+    """What is said of the entry ENTRY that is no submission of its own: WHY (a finding: a receipt, a note, a
+    roster ...); the entry through SHOWN, the reason through TEXT."""
+    return Finding("set_aside", entry=shown(entry), why=text(said(why))).sentence()
+
+
+def said(finding, student=False):
+    """A finding's sentence as every output shows it: cli.visible()'s escapes (a student chose the names in it)."""
+    return visible(finding.sentence(student))
 
 
 def class_report(class_shown, course_label, rows, aside=(), note="", with_roster=False, said=()):
@@ -156,9 +164,9 @@ def student_section(item, level, for_student=None):
     entry = item.entry_name if for_student else item.entry
     lines = [f"{level} {heading(item.row)}", "", f"提交：{markdown_code(entry)}（{markdown(item.source)}）"
              + (f"，工作区在其中的 {markdown_code(item.where)}" if item.where else "") + "。", ""]
-    lines += [f"- {markdown(private(reason.for_student if for_student else reason.text), None)}"
+    lines += [f"- {markdown(private(reason.for_student if for_student else reason.text), None)}{tag(reason.kind)}"
               for reason in item.reasons]
-    lines += [f"- 说明：{markdown(private(note), None)}" for note in item.notes]
+    lines += [f"- 说明：{markdown(private(said(note, bool(for_student))), None)}{tag(note.kind)}" for note in item.notes]
     details = loop_details(item.loops, private)
     if details:
         lines += ["", "逐个循环（有问题的循环、它的问题和要查看的路径）：", "", *details]
@@ -174,20 +182,28 @@ def loop_details(loops, private=lambda text: text):
             continue
         lines.append(f"- {markdown_code(loop['folder'])}（{markdown(loop['case'] or '不属于六个情景，不计入')}）："
                      f"{loop['result']}；查看 " + "、".join(markdown_code(path) for path in loop["paths"]))
-        lines += [f"  - {markdown(private(problem))}" for problem in [*loop["problems"], *loop["notes"]]]
+        lines += [f"  - {markdown(private(said(problem)))}{tag(problem.kind)}"
+                  for problem in [*loop["problems"], *loop["notes"]]]
     return lines
+
+
+def tag(kind):
+    """A finding's kind after its sentence (docs/loop/TEACHER.md lists every kind)."""
+    return f" `{kind}`"
 
 
 # --- the CSV -------------------------------------------------------------------------------------
 
 def class_csv(rows):
+    """The CSV of ROWS: each row's reasons joined into one cell, their kinds in another."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(CSV_HEADER)
     for row in rows:
         problems = "；".join(problem.rstrip("。") for problem in row["problems"]) + ("。" if row["problems"] else "")
+        kinds = " ".join(row["kinds"])
         writer.writerow([spreadsheet_cell(row["student"]), spreadsheet_cell(row["id"]), row["result"],
-                         *row["cases"].values(), row["loops"], spreadsheet_cell(problems, None)])
+                         *row["cases"].values(), row["loops"], spreadsheet_cell(problems, None), kinds])
     return out.getvalue()
 
 

@@ -27,6 +27,7 @@ from decimal import Decimal, InvalidOperation
 
 from classroom.report import CASE_NAMES, MISSING
 from cli import read_evidence
+from verifier.findings import Finding
 
 ROSTER_CAP = 16 * 2 ** 20  # a class of thousands is a few hundred KiB
 MAX_ROWS = 20_000          # the biggest course of a platform has a few thousand people
@@ -329,11 +330,11 @@ def rows_for(roster, checked):
     for item in checked:
         who = whose(item, roster, index)
         if who is None:
-            strangers.append(stranger(item, "名单里没有与这份提交对应的人"))
+            strangers.append(stranger(item, "roster_nobody"))
         elif who == SEVERAL:
-            strangers.append(stranger(item, "这份提交与名单上不止一个人对得上（名字相同，编号也分不开），分不清是谁的"))
+            strangers.append(stranger(item, "roster_several"))
         elif who in mine:
-            strangers.append(stranger(item, "名单上的这个人已有一份提交"))
+            strangers.append(stranger(item, "roster_taken"))
         else:
             mine[who] = item
     rows = []
@@ -361,13 +362,15 @@ def whose(item, roster, index):
     return found.pop() if found else None
 
 
-def stranger(item, why):
-    note = f"不在名单：{why}。"
+def stranger(item, kind):
+    """The row of a hand-in that matches nobody on the roster, its note (the finding KIND) first."""
+    note = Finding(kind)
     item.notes.insert(0, note)
-    item.row["notes"] = [note, *item.row.get("notes", [])]
+    item.row["notes"] = [note.sentence(), *item.row.get("notes", [])]
+    item.row["note_kinds"] = [kind, *item.row.get("note_kinds", [])]
     return item.row, item
 
 
 def missing_row(person):
     return {"student": person.name, "id": person.id, "result": MISSING,
-            "cases": {case: "missing" for case in CASE_NAMES}, "loops": 0, "problems": []}
+            "cases": {case: "missing" for case in CASE_NAMES}, "loops": 0, "problems": [], "kinds": []}

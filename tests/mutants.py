@@ -144,11 +144,9 @@ MUTANTS = [
                      '        return "budget_exhausted", "attempt_budget"\n',
          promise="两个预算在轮次边界同时用完时，支持的停止是 attempt_budget（循环先查次数）",
          tests=VERIFY),
-    dict(id="verify-forged-timeout-softened", file="verifier/outcome.py",
-         original='        if child and child["status"] in ("needs_review", "failed", "needs_human"):\n'
-                  '            self.verdict.fail(',
-         replacement='        if child and child["status"] in ("needs_review", "failed", "needs_human"):\n'
-                     '            self.verdict.needs_person(',
+    dict(id="verify-forged-timeout-softened", file="verifier/findings.py",
+         original='    "timed_out_finished": ("fail", ',
+         replacement='    "timed_out_finished": ("human", ',
          promise="子运行已经做完却记为超时，是改动过的记录（fail），不是交给人",
          tests=VERIFY),
     dict(id="verify-forged-timeout-over-failed", file="verifier/outcome.py",
@@ -178,9 +176,12 @@ MUTANTS = [
          promise="旧格式记录声称 stalled，而子运行不支持，是 fail",
          tests=VERIFY),
     dict(id="verify-old-children-unread", file="verifier/check.py",
-         original="        problems, outcomes = self.old_children_problems(schema)\n        for problem in problems:\n"
-                  "            self.verdict.fail(problem)\n",
-         replacement="        problems, outcomes = self.old_children_problems(schema)\n",
+         original='        problems, outcomes = self.old_children_problems(sche'
+                  'ma)\n'
+                  '        for problem in problems:\n'
+                  '            self.verdict.keep(problem)\n',
+         replacement='        problems, outcomes = self.old_children_problems(sche'
+                     'ma)\n',
          promise="旧格式记录的停止也要与它的子运行一致",
          tests=VERIFY),
     dict(id="verify-old-label-keeps-new-budget", file="verifier/older.py",
@@ -190,13 +191,16 @@ MUTANTS = [
          promise="改标成 loop-run/1 的记录只要还有新格式才写的字段（budget.attempt_timeout）就是 fail",
          tests=VERIFY),
     dict(id="verify-child-needs-human-dropped", file="verifier/check.py",
-         original='            self.verdict.needs_person(f"子运行 {self.show(child_run)} 需要人工查看：{said}")\n',
-         replacement="            pass\n",
+         original='            note = self.verdict.add("child_needs_human", chi'
+                  'ld=shown_child, said=said)\n',
+         replacement='            note = None\n',
          promise="子运行的独立核对需要人看时，循环也需要人看",
          tests=VERIFY),
     dict(id="verify-failed-child-excused-anywhere", file="verifier/check.py",
-         original='        if number == len(attempts) and self.record["reason"] == "unexpected_error":\n',
-         replacement='        if self.record["reason"] == "unexpected_error":\n',
+         original='        stopped_by_it = number == len(attempts) and self.rec'
+                  'ord["reason"] == "unexpected_error"\n',
+         replacement='        stopped_by_it = self.record["reason"] == "unexpected'
+                     '_error"\n',
          promise="只有让循环停下的最后一个子运行没通过核对时才交给人；更早的没通过是 fail",
          tests=VERIFY),
     dict(id="verify-carried-on-after-stop", file="verifier/outcome.py",
@@ -217,9 +221,9 @@ MUTANTS = [
          replacement=' and False:',
          promise="最后一次尝试记录的停止决定必须就是循环的停止",
          tests=VERIFY),
-    dict(id="verify-loop-link-softened", file="verifier/check.py",
-         original='            self.verdict.fail(f"{self.folder} 是符号链接或联接点：',
-         replacement='            self.verdict.needs_person(f"{self.folder} 是符号链接或联接点：',
+    dict(id="verify-loop-link-softened", file="verifier/findings.py",
+         original='    "loop_link": ("fail", ',
+         replacement='    "loop_link": ("human", ',
          promise="循环目录是链接时 fail：链接可能指向另一个循环的证据",
          tests=VERIFY),
     dict(id="verify-context-unchecked", file="verifier/check.py",
@@ -259,9 +263,9 @@ MUTANTS = [
          replacement="        if False:\n",
          promise="开始时已超过时间预算的尝试是改动过的记录",
          tests=VERIFY),
-    dict(id="verify-two-steps-softened", file="verifier/clocks.py",
-         original='        return "fail", (f"墙上时间与单调时钟的读数至少',
-         replacement='        return "needs_human", (f"墙上时间与单调时钟的读数至少',
+    dict(id="verify-two-steps-softened", file="verifier/findings.py",
+         original='    "clock_breaks": ("fail", ',
+         replacement='    "clock_breaks": ("human", ',
          promise="一次时钟跳变解释不了的时间是改动过的证据（fail）",
          tests=VERIFY),
 
@@ -403,8 +407,8 @@ MUTANTS = [
          promise="以 @、制表符或回车开头的 CSV 格子也会被表格软件当公式，要加 '",
          tests=CLASS),
     dict(id="report-csv-problems-raw", file="classroom/report.py",
-         original="spreadsheet_cell(problems, None)]",
-         replacement="problems]",
+         original='spreadsheet_cell(problems, None), kinds]',
+         replacement='problems, kinds]',
          promise="CSV 的 problems 格子也不能以公式开头",
          tests=CLASS),
     dict(id="report-console-escapes", file="classroom/report.py",
@@ -546,14 +550,15 @@ MUTANTS = [
                      ' and not OLD_SCHEMAS[schema].flushed:\n',
          promise="旧格式子运行的记录有重复的键或一部分 CRLF 行，哪个版本都写不出：fail",
          tests=VERIFY),
-    dict(id="older-child-link-file-softened", file="verifier/older.py",
-         original='        return "fail", f"{exc}：哪个版本的 harness 都只写普通的',
-         replacement='        return "needs_human", f"{exc}：哪个版本的 harness 都只写普通的',
+    dict(id="older-child-link-file-softened", file="verifier/findings.py",
+         original='    "old_child_not_plain": ("fail", ',
+         replacement='    "old_child_not_plain": ("human", ',
          promise="旧格式子运行的 run.json 是链接或超大文件：fail",
          tests=VERIFY),
     dict(id="older-child-failed-softened", file="verifier/older.py",
-         original='        return "fail", f"子运行 {shown_child} 没有通过独立核对',
-         replacement='        return "needs_human", f"子运行 {shown_child} 没有通过独立核对',
+         original='        return Finding("child_failed", child=shown_child,',
+         replacement='        return Finding("child_needs_human", child=shown_chil'
+                     'd,',
          promise="旧格式子运行没有通过 verify_harness 的独立核对（例如 review.md 被改）是 fail",
          tests=VERIFY),
     dict(id="older-state-values", file="verifier/older.py",
@@ -569,8 +574,10 @@ MUTANTS = [
 
     # --- names as disks hold them, links, caps (verifier/) ---------------------------------------------------------
     dict(id="names-child-twins-ignored", file="verifier/check.py",
-         original="            if len(names) > 1:\n                shown_twins",
-         replacement="            if False:\n                shown_twins",
+         original='            if len(names) > 1:\n'
+                  '                self.verdict.add("child_twins"',
+         replacement='            if False:\n'
+                     '                self.verdict.add("child_twins"',
          promise="两个只差大小写的子运行（runs/X-03 与 runs/x-03）是藏起来的尝试：fail",
          tests=VERIFY),
     dict(id="names-not-unicode-normalised", file="verifier/records.py",
@@ -584,13 +591,17 @@ MUTANTS = [
          promise="名称按不区分大小写的磁盘比较：只差大小写的两个名称是同一个",
          tests=VERIFY),
     dict(id="names-loop-twins-ignored", file="verifier/check.py",
-         original="        if others:\n            shown_others",
-         replacement="        if False:\n            shown_others",
+         original='        if others:\n'
+                  '            self.verdict.add("loop_twins"',
+         replacement='        if False:\n'
+                     '            self.verdict.add("loop_twins"',
          promise="两个只差大小写的循环目录在 Windows、macOS 上是同一个：fail",
          tests=VERIFY),
     dict(id="links-child-link-passes", file="verifier/check.py",
-         original='        if linked:\n            self.verdict.fail(f"{names_said(linked)} 是符号链接',
-         replacement='        if False:\n            self.verdict.fail(f"{names_said(linked)} 是符号链接',
+         original='        if linked:\n'
+                  '            self.verdict.add("child_links"',
+         replacement='        if False:\n'
+                     '            self.verdict.add("child_links"',
          promise="runs/ 下的子运行是链接时 fail，无论 loop.json 是否记录了它",
          tests=VERIFY),
     dict(id="class-links-under-evidence", file="classroom/check.py",
@@ -603,14 +614,16 @@ MUTANTS = [
          replacement="    return True\n",
          promise="attempts 多于 5 项（--max-attempts 的上限）的 loop.json 立即 fail，不逐项核对",
          tests=VERIFY),
-    dict(id="verify-problem-lines-uncapped", file="verifier/records.py",
-         original="    if len(lines) <= most:\n        return lines\n",
-         replacement="    if True:\n        return lines\n",
+    dict(id="verify-problem-lines-uncapped", file="verifier/findings.py",
+         original='    if len(found) <= most:\n'
+                  '        return found\n',
+         replacement='    if True:\n'
+                     '        return found\n',
          promise="每个循环最多列出 10 条问题，其余的说成“…以及另外 K 条”",
          tests=VERIFY),
     dict(id="class-problem-lines-uncapped", file="classroom/check.py",
-         original="for text in at_most(found)]",
-         replacement="for text in found]",
+         original='for found in at_most(found)]',
+         replacement='for found in found]',
          promise="全班核对每个学生最多列出 10 条原因，其余的说成“…以及另外 K 条”",
          tests=CLASS),
 

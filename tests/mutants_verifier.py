@@ -45,8 +45,10 @@ VERIFIER_MUTANTS = [
          promise="做决定时的读数也在单调时钟的先后里：早于尝试结束或晚于下一次开始都是改动",
          tests=CLOCKS),
     dict(id="clocks-segment-end-ignored", file="verifier/clocks.py",
-         original='        if k is not None:\n            found.append(Reading(f"segments[{k}] 的 elapsed_seconds"',
-         replacement='        if False:\n            found.append(Reading(f"segments[{k}] 的 elapsed_seconds"',
+         original='        if k is not None:\n'
+                  '            found.append(Reading(time_of(f"segments[{k}]", "elapsed_seconds"), plan.end(k)))',
+         replacement='        if False:\n'
+                     '            found.append(Reading(time_of(f"segments[{k}]", "elapsed_seconds"), plan.end(k)))',
          promise="一段单调时钟最后的读数不早于循环停下的读数",
          tests=CLOCKS),
     dict(id="clocks-anchor-unchecked", file="verifier/clocks.py",
@@ -60,8 +62,10 @@ VERIFIER_MUTANTS = [
          promise="一段的 started_at 只能比它的 wall_minus_monotonic 早不到 1 秒（取整到秒）",
          tests=CLOCKS),
     dict(id="clocks-loop-start-at-origin", file="verifier/clocks.py",
-         original='    events = [Event("loop.json 的 started_at", record["started_at"], float("-inf"), 0)]',
-         replacement='    events = [Event("loop.json 的 started_at", record["started_at"], 0, 0)]',
+         original='    events = [Event(time_of("loop.json", "started_at"), reco'
+                  'rd["started_at"], float("-inf"), 0)]',
+         replacement='    events = [Event(time_of("loop.json", "started_at"), reco'
+                     'rd["started_at"], 0, 0)]',
          promise="循环的 started_at 在认领名称之前读：写盘慢（fsync 2.5 秒）不是电脑休眠",
          tests=CLOCKS),
     dict(id="clocks-old-start-as-a-point", file="verifier/clocks.py",
@@ -73,8 +77,8 @@ VERIFIER_MUTANTS = [
          promise="slow 的替身工具在尝试里等的 3 秒是诚实的时间；改标成 repair 就是停顿",
          tests=CLOCKS),
     dict(id="clocks-pause-before-first-check", file="verifier/clocks.py",
-         original='            found += gap(before, f"第 {n} 轮的预算检查", plan.attempts[n - 1]["started_offset"])\n',
-         replacement="",
+         original='            found += gap(before, Finding("moment_budget_check", number=n), plan.attempts[n - 1]["started_offset"])\n',
+         replacement='',
          promise="第一份记录写好到第 1 轮预算检查之间的停顿交给人（29 秒的停顿不是诚实的时间预算）",
          tests=CLOCKS),
     dict(id="clocks-pause-inside-attempt", file="verifier/clocks.py",
@@ -82,13 +86,15 @@ VERIFIER_MUTANTS = [
          promise="尝试里子运行之外的停顿交给人（子运行只跑了 0.02 秒的尝试不能用完 30 秒）",
          tests=CLOCKS),
     dict(id="clocks-pause-before-decision", file="verifier/clocks.py",
-         original='    found += gap((f"第 {number} 次尝试结束", finished, "循环只核对 23 个受监视文件"), "做决定", decision)\n',
-         replacement="",
+         original='    found += gap((Finding("moment_attempt_end", number=number), finished, Finding("doing_check")),\n'
+                  '                 Finding("moment_decision"), decision)\n',
+         replacement='',
          promise="尝试结束到做决定之间的停顿交给人",
          tests=CLOCKS),
     dict(id="clocks-pause-before-stop", file="verifier/clocks.py",
-         original='    return found + gap(before, "停下那一轮的预算检查", record["elapsed_seconds"])',
-         replacement="    return found",
+         original='    return found + gap(before, Finding("moment_last_check"),'
+                  ' record["elapsed_seconds"])',
+         replacement='    return found',
          promise="最后一次决定到停下那一轮的预算检查之间的停顿交给人",
          tests=CLOCKS),
     dict(id="outcome-time-budget-tolerance", file="verifier/outcome.py",
@@ -97,9 +103,11 @@ VERIFIER_MUTANTS = [
          promise="时间预算停止的读数必须达到 max_seconds（循环的 >=，读数就是它判断的那个数）",
          tests=CLOCKS),
     dict(id="check-child-clock-note-kept", file="verifier/check.py",
-         original=("            self.verdict.notes = [note for note in self.verdict.notes"
-                   " if note not in self.child_clock_notes]\n"),
-         replacement="",
+         original='            self.verdict.notes = [note for note in self.verd'
+                  'ict.notes\n'
+                  '                                  if not any(note is said fo'
+                  'r said in self.child_clock_notes)]\n',
+         replacement='',
          promise="单调时钟自相矛盾时，不再把子运行的时钟跳变当成解释",
          tests=CLOCKS),
     dict(id="shape-decision-reading-optional", file="verifier/shape.py",
@@ -242,8 +250,9 @@ VERIFIER_MUTANTS = [
          promise="有问题的中断循环不会被当成诚实地中断而搁在一边",
          tests=GUARDS + CLASS),
     dict(id="guard-cut-short-despite-notes", file="classroom/check.py",
-         original="    if not all(note == expected or CUT_OFF_ATTEMPT.match(note) for note in check.verdict.notes):",
-         replacement="    if False:",
+         original='    if not all(note == expected or note.kind in CUT_OFF for '
+                  'note in check.verdict.notes):',
+         replacement='    if False:',
          promise="中断循环另有要人看的情况（例如时钟跳变）时照样交给人",
          tests=GUARDS + CLASS),
     dict(id="guard-half-notice-strict", file="classroom/check.py",

@@ -57,6 +57,58 @@ def benchmark_verdict(missed, wrong):
     return "全部目标都达到了（退出码 0）。", 0
 
 
+def findings_in(found):
+    """Every finding in FOUND (a finding, a list or tuple of them, a verdict or row holding them), the findings inside
+    each included, in order: what a test asserts instead of the sentences' words."""
+    if isinstance(found, dict) and "findings" in found:
+        found = [*found["findings"], *found.get("remarks", [])]
+    if isinstance(found, (list, tuple)):
+        return [inner for item in found for inner in findings_in(item)]
+    fields = getattr(found, "fields", None)
+    if fields is None:
+        return []
+    return [found, *(inner for value in fields.values() for inner in findings_in(value))]
+
+
+def kinds_in(found):
+    """The kinds of findings_in(FOUND)."""
+    return [finding.kind for finding in findings_in(found)]
+
+
+def texts_in(found):
+    """Every text among the fields of findings_in(FOUND): the paths, names and values the findings name."""
+    return [text for finding in findings_in(found) for value in finding.fields.values()
+            for text in ([value] if isinstance(value, str) else value if isinstance(value, (list, tuple)) else [])
+            if isinstance(text, str)]
+
+
+def values_in(found):
+    """Every value among the fields of findings_in(FOUND), as text (numbers too): what the findings name."""
+    return [str(item) for finding in findings_in(found) for value in finding.fields.values()
+            for item in (value if isinstance(value, (list, tuple)) else [value])
+            if isinstance(item, (str, int, float)) and not isinstance(item, bool)]
+
+
+def assert_found(case, found, *expected):
+    """Each of EXPECTED is a finding kind FOUND holds (anywhere inside) or a value one of its findings names (a path,
+    a field, a figure, as part of a value): the test CASE fails otherwise."""
+    from verifier.findings import SENTENCES
+    kinds, values = kinds_in(found), values_in(found)
+    for item in expected:
+        if item in SENTENCES:
+            case.assertIn(item, kinds, f"no finding of kind {item!r} in {found!r}")
+        else:
+            case.assertTrue(any(item in value for value in values), f"no finding names {item!r} in {found!r}")
+
+
+def fields_of(found, kind):
+    """The fields of the first finding of KIND in FOUND (KeyError when there is none)."""
+    for finding in findings_in(found):
+        if finding.kind == kind:
+            return finding.fields
+    raise KeyError(f"no finding of kind {kind!r} in {found!r}")
+
+
 def _ignore(folder, names):
     return [n for n in names if n in _SKIP or n.endswith(".pyc")]
 

@@ -20,6 +20,7 @@ from tests import test_class_check as class_tests
 from tests.test_class_check import HONEST, SIX_CASES, in_process
 from tests.test_class_intake import zip_folder
 from tests.test_loop_lab import SharedWorkspaceTestCase
+from verifier import findings
 
 
 def interrupt(seconds):
@@ -128,36 +129,41 @@ class PlatformsTest(SharedWorkspaceTestCase):
         for name in ("作业14_wangwu_attempt_2026-12-01-09-00-00.txt", "lisi_2001_9006_说明.txt", "名单.csv",
                      "张三_100001_assignsubmission_onlinetext_"):
             with self.subTest(name=name):
-                self.assertEqual(self.stderr.count(f"跳过 {self.mixed.name}/{name}："), 1)
-                self.assertIn(f"跳过 `{self.mixed.name}/{name}`：", (self.root / "mixed.md").read_text(encoding="utf-8"))
-        self.assertIn("不是提交", self.stderr)
+                self.assertEqual(self.stderr.count(f" {self.mixed.name}/{name}"), 1)
+                self.assertIn(f" `{self.mixed.name}/{name}`", (self.root / "mixed.md").read_text(encoding="utf-8"))
+        said = findings.Finding("set_aside", entry=f"{self.mixed.name}/名单.csv", why=findings.Finding("aside_document"))
+        self.assertIn(said.sentence(), self.stderr.splitlines())
 
     def test_a_receipt_with_nothing_uploaded_is_that_students_packaging_row(self):
         (problem,) = self.row("赵六")["problems"]
-        self.assertIn("只有这次尝试的回执", problem)
-        self.assertIn("没有上传的文件", problem)
+        self.assertEqual(self.row("赵六")["kinds"], ["packaging"])
+        receipt = findings.Finding("blackboard_receipt_only", receipt="作业14_zhaoliu_attempt_2026-12-01-08-00-00.txt")
+        self.assertIn(receipt.sentence(), problem)
 
     def test_the_latest_attempt_is_judged_and_the_earlier_named_never_as_a_copy(self):
         lisi, wangwu = self.row("lisi"), self.row("王五")
         self.assertEqual(lisi["problems"], [])
-        self.assertEqual(lisi["notes"], ["较早的 1 次提交没有核对，只核对了最新的一次：lisi_LATE_2001_9001_李四.zip。"])
-        self.assertIn("较早的 1 次提交没有核对，只核对了最新的一次：2026-11-30-10-15-00。", wangwu["notes"])
-        self.assertNotIn("同一份记录", self.stdout)
+        earlier = lambda names: findings.Finding("earlier_attempts", count=len(names), names=names).sentence()  # noqa
+        self.assertEqual((lisi["notes"], lisi["note_kinds"]), ([earlier(["lisi_LATE_2001_9001_李四.zip"])],
+                                                               ["earlier_attempts"]))
+        self.assertIn(earlier(["2026-11-30-10-15-00"]), wangwu["notes"])
+        self.assertFalse(any("shared_record" in line["kinds"] for line in self.rows()))
 
     def test_an_honest_interrupted_extra_loop_is_a_note_not_a_hold_back(self):
         wangwu = self.row("王五")
         self.assertEqual((wangwu["result"], wangwu["loops"], wangwu["cases"]),
                          ("pass", 7, dict.fromkeys(SIX_CASES, "pass")))
-        (note,) = [note for note in wangwu["notes"] if "slow-01" in note]
-        self.assertIn("interrupted/keyboard_interrupt", note)
-        self.assertIn("不影响结果", note)
+        (note,) = [(kind, note) for kind, note in zip(wangwu["note_kinds"], wangwu["notes"]) if "slow-01" in note]
+        self.assertEqual(note[0], "cut_short")
+        self.assertIn("interrupted/keyboard_interrupt", note[1])
 
     def test_an_older_version_is_said_once_and_never_as_altered(self):
         sun = self.row("孙八")
         (older,) = sun["problems"]
-        self.assertTrue(older.startswith("用旧版本的工作区做的（课程版本 2026-11-30；影响 6 个循环"), older)
+        self.assertEqual(sun["kinds"], ["older_versions"])
+        self.assertIn("2026-11-30", older)
         feedback = (self.root / "mixed-feedback" / "孙八.md").read_text(encoding="utf-8")
-        self.assertEqual(feedback.count("旧版本的工作区"), 1)
+        self.assertEqual(feedback.count(" `older_versions`"), 1)
         self.assertNotRegex(feedback + older, "被改过|改动过|不能算数")
 
     def test_each_students_feedback_shows_only_their_own_names(self):
@@ -187,7 +193,7 @@ class PlatformsTest(SharedWorkspaceTestCase):
         self.assertEqual([(row["student"], row["result"]) for row in self.rows(stdout)],
                          [("张三", "pass"), ("李四", "incomplete"), ("周九", "missing"), ("王五", "pass")])
         self.assertEqual(self.row("周九", stdout)["cases"], dict.fromkeys(SIX_CASES, "missing"))
-        self.assertEqual(self.row("王五", stdout)["notes"][0], "不在名单：名单里没有与这份提交对应的人。")
+        self.assertEqual(self.row("王五", stdout)["note_kinds"][0], "roster_nobody")
         self.assertEqual(stderr.splitlines()[-1],
                          "全班 4 人：pass 2，incomplete 1，fail 0，needs_human 0，packaging 0，missing 1。")
         self.assertEqual(code, 1)
@@ -212,7 +218,7 @@ class PlatformsTest(SharedWorkspaceTestCase):
         self.assertEqual({before[0][c] for _, c in changed}, {"Grade", "Feedback comments"})
         self.assertEqual([row[4] for row in after[1:]], ["100.00", "83.33", ""])  # 5 of 6 cases: 83.333 -> 83.33
         self.assertEqual(after[3][9], "")  # nothing handed in: no comment
-        self.assertIn("缺少：stuck", after[2][9])
+        self.assertEqual(after[2][9], findings.Finding("comment_incomplete", passed=5, lacking=["stuck"]).sentence())
         with zipfile.ZipFile(self.root / "反馈.zip") as archive:
             names = archive.namelist()
         self.assertEqual(sorted(names), ["张三_100001_assignsubmission_file_/张三.md",
@@ -301,5 +307,5 @@ class PlatformsTest(SharedWorkspaceTestCase):
         # 孙八's course files are of a release the table does not know here: fail, as an edit would be
         self.assertEqual([(row["student"], row["result"]) for row in self.rows(stdout)[:2]],
                          [("孙八", "fail"), ("吴十", "missing")])
-        self.assertTrue(all(row["notes"][0].startswith("不在名单") for row in self.rows(stdout)[2:]))
+        self.assertTrue(all(row["note_kinds"][0] == "roster_nobody" for row in self.rows(stdout)[2:]))
         self.assertIn("missing 1。", stderr.splitlines()[-1])

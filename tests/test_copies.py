@@ -19,6 +19,7 @@ from classroom import copies
 from tests import test_class_check
 from tests.test_class_check import HONEST, fresh_ids, in_process
 from tests.test_loop_lab import SharedWorkspaceTestCase
+from tests.support import fields_of
 
 
 def other_ids(folder, at=-1):
@@ -69,8 +70,10 @@ class CopiesTestCase(SharedWorkspaceTestCase):
         cls.code, out, cls.err = in_process(cls.root, "--class", cls.folder, *cls.options)
         cls.rows = {row["student"]: row for row in map(json.loads, out.splitlines())}
 
-    def said(self, student):
-        return [problem for problem in self.rows[student]["problems"] if "单调时钟读数" in problem]
+    def said(self, student, kinds=("shared_clock", "shared_readings")):
+        """STUDENT's reasons of KINDS (the clocks that submissions share), as the row words them."""
+        row = self.rows[student]
+        return [problem for kind, problem in zip(row["kinds"], row["problems"]) if kind in kinds]
 
 
 class SameReadingsTest(CopiesTestCase):
@@ -103,7 +106,9 @@ class SameReadingsTest(CopiesTestCase):
             row = self.rows[student]
             self.assertEqual(row["result"], "needs_human", row)
             self.assertEqual(len(self.said(student)), 1, row["problems"])
-            self.assertIn(f"与 {others} 的提交有 {count} 个单调时钟读数和运行时长完全相同", self.said(student)[0])
+            self.assertEqual(len(self.said(student, ("shared_clock",))), 1, row["problems"])
+            self.assertIn(f" {others} ", self.said(student)[0])  # the others, named
+            self.assertIn(f" {count} ", self.said(student)[0])  # the readings they share
 
     def test_students_with_clocks_of_their_own_are_not_named(self):
         self.assertEqual(self.rows["丙"]["result"], "pass", self.rows["丙"])
@@ -113,7 +118,7 @@ class SameReadingsTest(CopiesTestCase):
         self.assertNotIn("己", " ".join(self.said("甲")))
 
     def test_never_inside_one_submission(self):
-        self.assertFalse(any("单调时钟读数" in problem for problem in self.rows["戊"]["problems"]), self.rows["戊"])
+        self.assertEqual(self.said("戊"), [], self.rows["戊"])
 
 
 class ReplayTest(CopiesTestCase):
@@ -139,13 +144,16 @@ class ReplayTest(CopiesTestCase):
             self.assertEqual(row["result"], "needs_human", row)
             self.assertEqual(set(row["cases"].values()), {"pass"}, row)  # the one-loop check passes each loop
             self.assertEqual(len(self.said(student)), 1, row["problems"])
-            self.assertIn(f"与 {others} 的提交有 22 个单调时钟读数和运行时长完全相同", self.said(student)[0])
-            self.assertIn("也可能是巧合", self.said(student)[0])  # readings alone: chance is said plainly
+            self.assertEqual(len(self.said(student, ("shared_readings",))), 1, row["problems"])  # chance is said
+            self.assertIn(f" {others} ", self.said(student)[0])
+            self.assertIn(" 22 ", self.said(student)[0])
 
     def test_the_student_reads_that_it_may_be_chance(self):
         feedback = (self.root / "回放反馈" / "庚.md").read_text(encoding="utf-8")
-        self.assertIn("你的提交与另外 2 份提交有 22 个计时读数完全相同", feedback)
-        self.assertIn("这也可能是巧合", feedback)
+        (line,) = [line for line in feedback.splitlines() if line.endswith(" `shared_readings`")]  # chance is said
+        self.assertIn(" 2 ", line)  # how many others, never who
+        self.assertIn(" 22 ", line)
+        self.assertNotIn("甲", feedback)
 
     def test_students_with_readings_of_their_own_are_not_named(self):
         self.assertEqual(self.rows["辛"]["result"], "pass", self.rows["辛"])
@@ -165,28 +173,32 @@ class GroupingTest(unittest.TestCase):
 
     def test_one_record_held_2500_times_inside_one_submission_is_one_line(self):
         item = Item("甲", [(("id", "a" * 32), f"runs/r{number:04d}/run.json") for number in range(2500)])
-        copies.mark_copies([item], lambda text, for_student: text)
+        copies.mark_copies([item], lambda finding: finding)
         self.assertEqual(len(item.copies), 1)
-        self.assertIn("等 2500 个", item.copies[0])
-        self.assertLess(len(item.copies[0]), 400)
+        self.assertEqual((item.copies[0].kind, len(fields_of(item.copies[0], "group")["names"])), ("copy_inside", 2500))
+        self.assertLess(len(item.copies[0].sentence()), 400)
 
     def test_readings_shared_by_2000_submissions_name_a_few_each(self):
         keys = [("clock", "repair", "3", "30", "2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z",
                  tuple(f"0.{n:03d}" for n in range(first, first + 7))) for first in (0, 10, 20)]
-        self.assertIn("等 1999 人 的提交有 21 个单调时钟读数", self.reason_of_2000_holding(keys))
+        found = self.reason_of_2000_holding(keys)
+        self.assertEqual((found.kind, found.fields["count"]), ("shared_clock", 21))
+        self.assertEqual(fields_of(found, "people_more")["count"], 1999)
 
     def test_readings_alone_shared_by_2000_submissions_name_a_few_each(self):
         keys = [("readings", "repair", "3", "30", tuple(f"0.{n:03d}" for n in range(first, first + 11)))
                 for first in (0, 20)]
-        self.assertIn("与 学生1、学生2、学生3、学生4、学生5 等 1999 人 的提交有 22 个", self.reason_of_2000_holding(keys))
+        found = self.reason_of_2000_holding(keys)
+        self.assertEqual((found.kind, found.fields["count"]), ("shared_readings", 22))
+        self.assertEqual(fields_of(found, "people_more"), {"names": [f"学生{n}" for n in range(1, 6)], "count": 1999})
 
     def reason_of_2000_holding(self, keys):
         """The first of 2000 submissions that all hold the copy KEYS: one short reason each, naming a few others."""
         items = [Item(f"学生{number}", [(key, f"loop-runs/{key[-1][0]}/loop.json") for key in keys])
                  for number in range(2000)]
-        copies.mark_copies(items, lambda text, for_student: text)
+        copies.mark_copies(items, lambda finding: finding)
         self.assertTrue(all(len(item.copies) == 1 for item in items))
-        self.assertLess(len(items[0].copies[0]), 600)
+        self.assertLess(len(items[0].copies[0].sentence()), 600)
         return items[0].copies[0]
 
 if __name__ == "__main__":

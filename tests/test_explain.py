@@ -19,6 +19,8 @@ from verifier import explain as loop_explain
 import loop_lab
 from tests.test_class_check import in_process
 from tests.test_loop_lab import SharedWorkspaceTestCase
+from tests.support import fields_of, kinds_in
+from verifier.findings import Finding
 
 GO_ON = ("continue", "first_failure")
 PASSED = ("stop", "mechanical_pass")
@@ -33,6 +35,12 @@ HONEST = {
     "semantic": ("semantic", {}, [PASSED], "pass"),
     "permission": ("permission", {}, [], "pass"),
 }
+
+
+def shown(value):
+    """A field's value as a test writes it: a finding as (kind, fields), anything else as it is."""
+    return (value.kind, {name: shown(inner) for name, inner in value.fields.items()}) if isinstance(value, Finding) \
+        else value
 
 
 def decision(next_, reason, why="测试里改写的决定"):
@@ -82,13 +90,15 @@ class ExplainTestCase(SharedWorkspaceTestCase):
         with contextlib.chdir(self.root):
             return loop_explain.account(check)
 
-    def assertFails(self, name, *fragments):
+    def assertFails(self, name, kind, **fields):
+        """Loop NAME fails with a finding of KIND whose fields include FIELDS (a finding inside as its kind and fields:
+        shown()); returns that finding's fields."""
         result = self.check(name).result()
         self.assertEqual(result["result"], "fail", result)
-        text = " ".join(result["problems"])
-        self.assertNotIn("无法解释", text)  # caught by a check, not by the safety net
-        for fragment in fragments:
-            self.assertIn(fragment, text)
+        self.assertNotIn("check_crashed", kinds_in(result))  # caught by a check, not by the safety net
+        found = fields_of(result, kind)
+        self.assertEqual({field: shown(found[field]) for field in fields}, fields, result["problems"])
+        return found
 
     def main(self, *args):
         """verify_loop.main in-process from the copy: (exit code, stdout, stderr)."""
@@ -124,22 +134,23 @@ class DecisionTest(ExplainTestCase):
         self.assertEqual((check.record["status"], check.record["attempts"][-1]["decision"]), ("interrupted", None))
         self.assertEqual(check.result()["result"], "needs_human")
         with self.forged("repair", lambda rec: rec["attempts"][0].update(decision=None)):
-            self.assertFails("repair", "第 1 项", "没有记录决定")
+            self.assertFails("repair", "decision_missing", where=("attempt_entry", {"number": 1}))
         with self.forged("repair", lambda rec: rec["attempts"][1].update(decision=None)):
-            self.assertFails("repair", "第 2 项", "没有记录决定")
+            self.assertFails("repair", "decision_missing", where=("attempt_entry", {"number": 2}))
 
     def test_a_forged_decision_fails(self):
-        forgeries = (
-            ("repair", 0, decision("stop", "mechanical_pass"), "第 1 次尝试记录的决定是 停止（stop/mechanical_pass）"),
-            ("repair", 0, decision("stop", "repeated_failure"), "继续（continue/first_failure）"),
-            ("stuck", 1, decision("stop", "mechanical_pass"), "它的证据支持的是 停止（stop/repeated_failure）"),
-            ("stuck", 1, decision("continue", "first_failure"), "第 2 次尝试记录的决定是 继续"),
-            ("semantic", 0, decision("stop", "unexpected_error"), "停止（stop/mechanical_pass）"),
+        go_on, stop = ("decision_continue", {}), lambda reason: ("decision_stop", {"reason": reason})
+        forgeries = (  # the record's decision, and the one the evidence supports
+            ("repair", 0, decision("stop", "mechanical_pass"), stop("mechanical_pass"), go_on),
+            ("repair", 0, decision("stop", "repeated_failure"), stop("repeated_failure"), go_on),
+            ("stuck", 1, decision("stop", "mechanical_pass"), stop("mechanical_pass"), stop("repeated_failure")),
+            ("stuck", 1, decision("continue", "first_failure"), go_on, stop("repeated_failure")),
+            ("semantic", 0, decision("stop", "unexpected_error"), stop("unexpected_error"), stop("mechanical_pass")),
         )
-        for name, index, forged, fragment in forgeries:
+        for name, index, forged, recorded, derived in forgeries:
             with self.subTest(name=name, decision=forged), \
                     self.forged(name, lambda rec: forge_decision(rec["attempts"][index], forged)):
-                self.assertFails(name, fragment, "决定与证据不符")
+                self.assertFails(name, "decision_contradicted", number=index + 1, recorded=recorded, derived=derived)
 
     def test_a_decision_must_be_shaped_and_say_why(self):
         for forged in (decision("stop", "attempt_budget"), decision("continue", "mechanical_pass"),
@@ -147,14 +158,15 @@ class DecisionTest(ExplainTestCase):
                        "continue"):
             with self.subTest(decision=forged), \
                     self.forged("budget", lambda rec: forge_decision(rec["attempts"][0], forged)):
-                self.assertFails("budget", "attempts 第 1 项 的 decision")
+                self.assertFails("budget", "decision_shape", where=("attempt_entry", {"number": 1}))
 
     def test_the_last_stop_decided_is_the_loops_stop(self):
         # the decision agrees with the children; the record's stop was relabelled a person's case
         def relabel(rec):
             rec.update(status="needs_human", reason="unexpected_error", error_type="OSError")
         with self.forged("stuck", relabel):
-            self.assertFails("stuck", "第 2 次尝试之后记录的决定是停止（repeated_failure）", "状态或原因与证据不符")
+            self.assertFails("stuck", "last_stop_contradicted", number=2, decided="repeated_failure",
+                             status="needs_human", reason="unexpected_error")
 
 
 class SlowTest(ExplainTestCase):
@@ -184,7 +196,7 @@ class SlowTest(ExplainTestCase):
 
     def test_a_time_budget_stop_the_readings_do_not_support_fails(self):
         with self.forged("slow-budget", lambda rec: rec["budget"].update(max_seconds=30)):
-            self.assertFails("slow-budget", "没有证据支持")
+            self.assertFails("slow-budget", "stop_unsupported", reason="time_budget")
 
 
 class TimeoutTest(ExplainTestCase):
@@ -216,17 +228,18 @@ class TimeoutTest(ExplainTestCase):
         def ended_sooner(rec):
             attempt = rec["attempts"][0]
             attempt["finished_offset"] = round(attempt["started_offset"] + 0.05, 3)
-        for change, fragment in ((waited_less, "timeout.waited_seconds 却只有 0.050 秒"),
-                                 (ended_sooner, "finished_offset − started_offset 却只有 0.050 秒")):
-            with self.subTest(fragment=fragment), self.forged("cut-off", change):
-                self.assertFails("cut-off", fragment, "没到时限的尝试不会被终止")
+        for change, label in ((waited_less, "timeout.waited_seconds"),
+                              (ended_sooner, "finished_offset − started_offset")):
+            with self.subTest(label=label), self.forged("cut-off", change):
+                found = self.assertFails("cut-off", "timeout_short", number=1, limit=0.1, label=label)
+                self.assertAlmostEqual(found["seconds"], 0.05, places=3)
 
     def test_a_timeout_without_a_limit_fails_by_name(self):
         def no_limit(rec):
             rec["budget"]["attempt_timeout"] = None
             rec["attempts"][0]["timeout"]["seconds"] = None
         with self.forged("cut-off", no_limit):
-            self.assertFails("cut-off", "attempts 第 1 项 的 timeout")
+            self.assertFails("cut-off", "timeout_wrong", where=("attempt_entry", {"number": 1}))
 
     def test_a_timed_out_record_forged_from_a_finished_child_fails(self):
         def timed_out(rec):  # repair's second attempt, which finished, relabelled as ended at a limit of 1 s
@@ -244,7 +257,7 @@ class TimeoutTest(ExplainTestCase):
                                             "runs/repair-02/run.json"],
                                 "decide": "先核对 runs/repair-02/ 里留下了什么，再决定是否重新运行。"})
         with self.forged("repair", timed_out):
-            self.assertFails("repair", "runs/repair-02 的 run.json 是已结束的记录", "不算超时")
+            self.assertFails("repair", "timed_out_finished", number=2, child="runs/repair-02", status="needs_review")
 
 
 class ExplainTest(ExplainTestCase):
@@ -295,7 +308,7 @@ class ExplainTest(ExplainTestCase):
             rec["attempts"][0]["candidate"]["sha256"] = "missing"
         with self.forged("budget", never_stopped):
             account = self.account(self.check("budget"))
-        self.assertIn("停止：running，没有停止原因（记录仍是 running", account)
+        self.assertIn(f"停止：{Finding('stop_none', status='running')}（记录仍是 running", account)
         with self.forged("budget", sample_was_missing):
             account += self.account(self.check("budget"))
         self.assertIn("提出候选：export bad-quote（当时 samples/bad-quote.json 不存在，没有哈希）", account)
@@ -306,7 +319,8 @@ class ExplainTest(ExplainTestCase):
             code, _stdout, stderr = self.main("loop-runs/stuck", "--explain")
         self.assertEqual(code, 1)
         self.assertIn("  决定：停止 stalled/repeated_failure", stderr)
-        self.assertIn("  ≠ 循环记录的决定：停止（stop/mechanical_pass）", stderr)
+        said = Finding("differs_decision", recorded=Finding("decision_stop", reason="mechanical_pass"))
+        self.assertIn(f"  ≠ {said}", stderr)
 
     def test_recorded_text_cannot_fake_a_line(self):
         def inject(rec):

@@ -24,6 +24,8 @@ from unittest import mock
 from classroom import check as class_check
 from classroom import releases
 from tests.test_verify_loop import VerifyTestCase, as_old_record, as_v3_record, fingerprint_of, stop_as_passed
+from tests.support import assert_found, kinds_in
+from verifier.findings import Finding
 from verifier.check import checked_loop
 from verifier.records import LOOP_FILES
 
@@ -60,71 +62,71 @@ class VersionsTestCase(VerifyTestCase):
         run["context"].update(entries=entries, fingerprint=fingerprint_of(entries))
         path.write_bytes(json.dumps(run, ensure_ascii=False, indent=2).encode("utf-8"))
 
-    def assertJudged(self, verdict, result, *fragments):
+    def assertJudged(self, verdict, result, *expected):
+        """VERDICT is RESULT, its findings holding EXPECTED (kinds and values: tests/support.py assert_found)."""
         self.assertEqual(verdict["result"], result, verdict)
-        text = " ".join(verdict["problems"])
-        self.assertNotIn("无法解释", text)
-        for fragment in fragments:
-            self.assertIn(fragment, text)
-        return text
+        self.assertNotIn("check_crashed", kinds_in(verdict))
+        assert_found(self, verdict, *expected)
+        return " ".join(verdict["problems"])
 
 
 class ReleaseTest(VersionsTestCase):
     def test_an_honest_loop_of_an_earlier_release_is_for_a_person_saying_which_once(self):
         verdict = self.judged("r")
-        text = self.assertJudged(verdict, "needs_human", "是用较早的课程版本 2027-01-01 做的",
-                                 "老师的课程文件与它记下的 docs/loop/TASK.md 不同")
+        text = self.assertJudged(verdict, "needs_human", "older_release", "2027-01-01", "course_differs",
+                                 "course_teacher", "docs/loop/TASK.md")
         self.assertEqual(len(verdict["problems"]), 1, verdict)
         self.assertNotRegex(text, "被改过|改动过")
 
     def test_without_the_table_the_same_loop_ran_on_changed_course_files(self):
-        self.assertJudged(self.judged("r", table={}), "fail", "循环开始时这些文件与老师的课程文件不同：docs/loop/TASK.md")
+        self.assertJudged(self.judged("r", table={}), "fail", "course_changed", "course_teacher", "docs/loop/TASK.md")
 
     def test_every_other_rule_still_applies(self):
         forgeries = {
-            "a relabelled stop": ("s", lambda: self.forge("s", stop_as_passed), "状态或原因与证据不符"),
+            "a relabelled stop": ("s", lambda: self.forge("s", stop_as_passed), ("stop_contradicted",)),
             "an approved semantic review": (
-                "m", lambda: self.forge("m", lambda rec: rec.update(semantic_review="approved")), "semantic_review"),
+                "m", lambda: self.forge("m", lambda rec: rec.update(semantic_review="approved")),
+                ("semantic_review_wrong",)),
             "a deleted review": ("r", lambda: self.removed(self.root / "runs" / "r-02" / "artifact" / "review.md"),
-                                 "runs/r-02"),
-            "a hidden attempt": ("r", lambda: self.hidden("r"), "runs/r-03 以本循环的名称为前缀"),
+                                 ("child_failed", "runs/r-02")),
+            "a hidden attempt": ("r", lambda: self.hidden("r"), ("run_unrecorded", "runs/r-03")),
         }
-        for what, (name, forge, said) in forgeries.items():
+        for what, (name, forge, expected) in forgeries.items():
             with self.subTest(what):
                 forge()
-                self.assertJudged(self.judged(name), "fail", said)
+                self.assertJudged(self.judged(name), "fail", *expected)
                 self.doCleanups()
 
     def test_a_child_made_on_other_files_than_its_loop_says_fails(self):
         self.made_on_other_files("r-01", "harness.py")
-        self.assertJudged(self.judged("r"), "fail", "这次运行记下的这些文件与它所属的记录记下的不同：harness.py")
+        self.assertJudged(self.judged("r"), "fail", "child_failed", "runs/r-01", "harness.py")
 
     def test_a_release_whose_loop_wrote_another_schema_did_not_make_the_record(self):
         for table in ({self.students: "2026-12-01"},
                       {self.students: {"release": "2026-12-01", "schema": "loop-run/3"}}):
             with self.subTest(table=table):
-                self.assertJudged(self.judged("r", table=table), "fail", "context 被换成了那一版的")
+                self.assertJudged(self.judged("r", table=table), "fail", "context_swapped", "2026-12-01")
 
     def test_a_release_of_other_notes_checks_all_but_what_reads_them(self):
         teacher = self.root / "teacher-notes"
         shutil.copytree(self.teacher, teacher)
         note = teacher / "project" / "notes" / "A01.md"
         note.write_bytes(note.read_bytes() + "\n后来补的一段。\n".encode("utf-8"))
-        self.assertJudged(self.judged("r", teacher=teacher), "needs_human",
-                          "子运行的产物没有按其中的 project/notes/A01.md 重新核对")
+        self.assertJudged(self.judged("r", teacher=teacher), "needs_human", "older_release", "unread",
+                          "project/notes/A01.md")
         cards = self.root / "runs" / "r-02" / "artifact" / "cards.json"
         self.keep(cards)
         cards.write_bytes(cards.read_bytes() + b" ")
-        self.assertJudged(self.judged("r", teacher=teacher), "fail", "artifact/cards.json 被改动")
+        self.assertJudged(self.judged("r", teacher=teacher), "fail", "child_failed", "artifact/cards.json")
 
     def test_the_class_row_says_the_release_once_and_keeps_every_other_problem(self):
         self.forge("s", stop_as_passed)
         with mock.patch.object(releases, "_known", {self.students: {"release": "2027-01-01", "schema": "loop-run/4"}}):
             row = class_check.workspace_row(self.root, "某某", course=class_check.TeacherCourse(self.teacher))
         self.assertEqual(row["result"], "fail", row)
-        older = [problem for problem in row["problems"] if problem.startswith("用旧版本的工作区做的（课程版本 2027-01-01；")]
-        self.assertEqual(len(older), 1, row["problems"])
-        self.assertTrue(any("状态或原因与证据不符" in problem for problem in row["problems"]), row["problems"])
+        self.assertEqual(row["kinds"].count("older_versions"), 1, row["problems"])
+        self.assertIn("2027-01-01", row["problems"][row["kinds"].index("older_versions")])
+        self.assertIn("stop_contradicted", row["kinds"], row["problems"])
 
     def removed(self, path):
         self.keep(path)
@@ -162,16 +164,17 @@ class OlderSchemaTest(VersionsTestCase):
             shutil.copytree(self.root / rel, handed / rel)
         row = class_check.workspace_row(handed, "某某", course=class_check.TeacherCourse(self.root))
         self.assertEqual((row["result"], row["cases"]["repair"]), ("needs_human", "needs_human"), row)
-        self.assertTrue(row["problems"][0].startswith("用旧版本的工作区做的（记录格式 loop-run/3"), row["problems"])
+        self.assertEqual(row["kinds"][0], "older_versions", row["problems"])
+        self.assertIn("loop-run/3", row["problems"][0])
 
     def test_a_loop_run_3_is_judged_by_every_rule_it_can_show(self):
         self.forge("s", lambda rec: [as_v3_record(rec), stop_as_passed(rec)])
-        self.assertJudged(self.judged("s", table={}), "fail", "状态或原因与证据不符")
+        self.assertJudged(self.judged("s", table={}), "fail", "stop_contradicted")
 
     def test_a_loop_run_3_child_made_on_other_files_fails(self):
         self.forge("r", as_v3_record)
         self.made_on_other_files("r-02", "samples/valid.json")
-        self.assertJudged(self.judged("r", table={}), "fail", "这次运行记下的这些文件与它所属的记录记下的不同")
+        self.assertJudged(self.judged("r", table={}), "fail", "child_failed", "runs/r-02", "samples/valid.json")
 
 
     def test_a_loop_run_1_child_made_on_other_files_fails_though_its_own_check_is_for_a_person(self):
@@ -186,7 +189,7 @@ class OlderSchemaTest(VersionsTestCase):
                 entries = dict(run["context"]["entries"], **{"AGENTS.md": hashlib.sha256(b"another").hexdigest()})
                 run["context"].update(entries=entries, fingerprint=fingerprint_of(entries))
             path.write_bytes(json.dumps(run, ensure_ascii=False, indent=2).encode("utf-8"))
-        self.assertJudged(self.judged("r", table={}), "fail", "这次运行记下的这些文件与它所属的记录记下的不同：AGENTS.md")
+        self.assertJudged(self.judged("r", table={}), "fail", "child_failed", "runs/r-02", "AGENTS.md")
 
 
 class CopyTest(VersionsTestCase):
@@ -203,34 +206,35 @@ class CopyTest(VersionsTestCase):
             with self.subTest(as_name=as_name):
                 self.copied("r", as_name)
                 verdict = checked_loop(self.root / "loop-runs" / as_name).result()
-                self.assertJudged(verdict, "needs_human", "loop-runs/r 的一份逐字节相同的副本", "不是改动")
+                self.assertJudged(verdict, "needs_human", "loop_copy", "loop-runs/r")
+                self.assertEqual(kinds_in(verdict), ["loop_copy"])
                 self.doCleanups()
 
     def test_the_class_row_names_the_copy_once_and_not_as_a_shared_record(self):
         self.copied("s", "s - 副本")
         row = class_check.workspace_row(self.root, "某某", course=class_check.TeacherCourse(self.root))
         self.assertEqual(row["result"], "needs_human", row)
-        self.assertEqual([problem for problem in row["problems"] if "副本" in problem or "同一份记录" in problem],
-                         [f"loop-runs/s - 副本：loop-runs/s - 副本 是 loop-runs/s 的一份逐字节相同的副本（云同步或在资源管理器里"
-                          "复制文件夹时会这样）：它不是另一个循环，也不是改动；核对的是 loop-runs/s 本身。请删掉这份副本"
-                          "（或把它移出 loop-runs/）再交。"])
+        self.assertEqual([(kind, problem) for kind, problem in zip(row["kinds"], row["problems"])
+                          if kind in ("loop_copy", "shared_record", "copy_inside")],
+                         [("loop_copy", Finding("in_loop", loop="loop-runs/s - 副本", finding=Finding(
+                             "loop_copy", folder="loop-runs/s - 副本", original="loop-runs/s")).sentence())])
 
     def test_a_copy_that_differs_by_a_byte_or_has_no_original_is_no_copy(self):
         copy = self.copied("r", "r - 副本")
         record = copy / "loop.json"
         record.write_bytes(record.read_bytes().replace(b'"pending"', b'"pending" '))
-        self.assertJudged(checked_loop(copy).result(), "fail", "与目录名")
+        self.assertJudged(checked_loop(copy).result(), "fail", "run_wrong")
         self.doCleanups()
         copy = self.copied("r", "r (2)")
         (copy / "extra.txt").write_bytes(b"")  # a file its original does not hold
-        self.assertJudged(checked_loop(copy).result(), "fail", "与目录名")
+        self.assertJudged(checked_loop(copy).result(), "fail", "run_wrong")
         self.doCleanups()
         leftover = self.root / "loop-runs" / "r" / "loop.json.tmp"  # both hold it, with other bytes
         leftover.write_bytes(b"{")
         self.addCleanup(leftover.unlink)
         copy = self.copied("r", "r (3)")
         (copy / "loop.json.tmp").write_bytes(b"[")
-        self.assertJudged(checked_loop(copy).result(), "fail", "与目录名")
+        self.assertJudged(checked_loop(copy).result(), "fail", "run_wrong")
 
     def test_a_copy_of_a_linked_folder_is_no_copy(self):
         copy = self.copied("m", "m - 副本")
@@ -242,7 +246,7 @@ class CopyTest(VersionsTestCase):
         except (OSError, NotImplementedError):
             self.skipTest("这个系统上当前用户不能建符号链接")
         self.addCleanup(link.unlink)
-        self.assertJudged(checked_loop(copy).result(), "fail", "与目录名")
+        self.assertJudged(checked_loop(copy).result(), "fail", "run_wrong")
 
 
 if __name__ == "__main__":

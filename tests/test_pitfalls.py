@@ -29,6 +29,7 @@ from tests.support import PYTHON, not_on_windows
 from tests.test_hand_in import HONEST
 from tests.test_loop_lab import SharedWorkspaceTestCase
 from verifier.records import CourseFiles, combined_fingerprint
+from verifier.findings import Finding
 
 
 def quietly(function, *args, **options):
@@ -255,9 +256,9 @@ class DeletedEvidenceTest(PitfallTestCase):
         code, stdout, stderr = self.pack(workspace, out)
         row = self.assertSameRowAsTheTeacher(stdout, out)
         self.assertEqual((code, row["result"], row["cases"]["stuck"]), (1, "incomplete", "missing"))
-        (note,) = row["notes"]
-        self.assertTrue(note.startswith("runs/stuck-01-01、runs/stuck-01-02 的名称是循环 stuck-01 的子运行，"
-                                        "loop-runs/stuck-01 却不在这份提交里"), note)
+        self.assertEqual(row["note_kinds"], ["orphan_children"])
+        self.assertEqual(row["notes"], [Finding("orphan_children", children=["runs/stuck-01-01", "runs/stuck-01-02"],
+                                                loop="stuck-01", folder="loop-runs/stuck-01").sentence()])
         self.assertIn(f"{self.shown(workspace / 'loop-runs' / 'stuck-01')} 不见了，它的子运行", stderr)
 
     def test_lesson_13_runs_named_like_children_are_a_note_and_others_are_not(self):
@@ -266,8 +267,8 @@ class DeletedEvidenceTest(PitfallTestCase):
             quietly(harness.run_harness, workspace, name, "valid")
         code, stdout, _ = self.pack(workspace, workspace.parent / "张三.zip")
         row = json.loads(stdout)
-        self.assertEqual((code, row["result"], len(row["notes"])), (0, "pass", 1))
-        self.assertTrue(row["notes"][0].startswith("runs/valid-01 的名称是循环 valid 的子运行"))
+        self.assertEqual((code, row["result"], row["note_kinds"]), (0, "pass", ["orphan_children"]))
+        self.assertIn("runs/valid-01", row["notes"][0])
 
     def test_a_run_named_like_a_child_gives_the_teacher_the_same_row(self):
         workspace = self.workspace()

@@ -13,6 +13,7 @@ import stat
 import unittest
 
 import tests.test_class_check as class_tests
+from tests.support import assert_found
 from tests.test_class_intake import RawInfo, zip_folder
 from tests.test_loop_lab import SharedWorkspaceTestCase
 
@@ -41,8 +42,9 @@ class ClassPromiseTest(SharedWorkspaceTestCase):
         cls.class_dir.mkdir()
         cls.links = can_link(cls.class_dir)
         cls.build_class()
+        cls.checked = []
         cls.code, stdout, cls.stderr = class_tests.in_process(cls.root, "--class", "班", "--csv", "班.csv",
-                                                              "--feedback", "反馈")
+                                                              "--feedback", "反馈", checked=cls.checked)
         cls.rows = {row["student"]: row for row in map(json.loads, stdout.splitlines())}
 
     @classmethod
@@ -75,11 +77,12 @@ class ClassPromiseTest(SharedWorkspaceTestCase):
             (cd / "跟着链接").mkdir()
             os.symlink(cls.student(cls.elsewhere / "lesson-14"), cd / "跟着链接" / "lesson-14")
 
-    def assertRow(self, student, result, *words):
+    def assertRow(self, student, result, *expected):
+        """STUDENT's row is RESULT, its reasons' findings holding EXPECTED (tests/support.py assert_found)."""
         row = self.rows[student]
         self.assertEqual(row["result"], result, row)
-        for word in words:
-            self.assertIn(word, " ".join(row["problems"]))
+        assert_found(self, [reason.finding for item in self.checked if item.row["student"] == student
+                            for reason in item.reasons], *expected)
         return row
 
     def needs_links(self):
@@ -91,11 +94,11 @@ class ClassPromiseTest(SharedWorkspaceTestCase):
         self.assertEqual(row["cases"]["stuck"], "fail")
 
     def test_no_runs_and_a_record_that_cannot_be_read_is_packaging(self):
-        self.assertRow("读不出", "packaging", "没有 runs/")
+        self.assertRow("读不出", "packaging", "only_loop_runs")
 
     def test_zip_members_a_disk_cannot_hold_refuse_the_zip(self):
-        for student, said in (("管道", "不是普通文件或文件夹"), ("换行", "控制字符"),
-                              ("设备名", "不能在 Windows 上作为文件名"), ("句点", "不能在 Windows 上作为文件名")):
+        for student, said in (("管道", "member_special"), ("换行", "member_control"),
+                              ("设备名", "zip_windows_name"), ("句点", "zip_windows_name")):
             with self.subTest(student=student):
                 self.assertRow(student, "packaging", said)
 
@@ -106,7 +109,7 @@ class ClassPromiseTest(SharedWorkspaceTestCase):
 
     def test_an_entry_that_is_a_link_fails_and_its_csv_cells_start_no_formula(self):
         self.needs_links()
-        self.assertRow(LINKED, "fail", "符号链接")
+        self.assertRow(LINKED, "fail", "entry_link", LINKED)
         with open(self.root / "班.csv", encoding="utf-8-sig", newline="") as handle:
             (row,) = [row for row in csv.DictReader(handle) if row["student"].endswith(LINKED)]
         self.assertEqual(row["student"], "'" + LINKED)
@@ -114,11 +117,11 @@ class ClassPromiseTest(SharedWorkspaceTestCase):
 
     def test_evidence_folders_that_are_links_fail_the_submission(self):
         self.needs_links()
-        self.assertRow("证据是链接", "fail", "符号链接")
+        self.assertRow("证据是链接", "fail", "evidence_folder_link", "runs")
 
     def test_a_workspace_found_only_through_a_link_is_not_taken(self):
         self.needs_links()
-        self.assertRow("跟着链接", "packaging", "没有找到 loop-runs/")
+        self.assertRow("跟着链接", "packaging", "nothing_found")
 
     def test_a_feedback_file_that_is_a_link_is_never_written_through(self):
         self.needs_links()

@@ -31,6 +31,8 @@ from classroom import check as class_check
 from classroom.roster import SEVERAL, Person, whose
 from machinery import arguments
 from tests.support import ROOT
+from tests.support import kinds_in
+from verifier.findings import Finding
 from tests.test_loop_lab import FakeTime
 from tests.test_verify_loop import VerifyTestCase
 from verifier.records import is_loop_name
@@ -79,8 +81,7 @@ class LoopRulesTest(VerifyTestCase):
             with self.subTest(seconds=seconds):
                 verdict = self.stray(seconds)
                 self.assertEqual(verdict["result"], result, verdict)
-                said = "可能多执行了一次却从摘要里抹掉了" if result == "fail" else "它在循环结束之后才开始"
-                self.assertIn(said, " ".join(verdict["problems"]))
+                self.assertIn("run_unrecorded" if result == "fail" else "run_after_loop", kinds_in(verdict))
                 self.doCleanups()
 
     def test_a_reading_is_at_most_a_billion_seconds(self):
@@ -88,7 +89,7 @@ class LoopRulesTest(VerifyTestCase):
             with self.subTest(reading=reading), self.forged("r", lambda rec: [
                     rec.update(elapsed_seconds=reading), rec["segments"][0].update(elapsed_seconds=reading)]):
                 verdict = self.verdict("r")
-                self.assertEqual("elapsed_seconds 是" in " ".join(verdict["problems"]), said, verdict)
+                self.assertEqual("elapsed_wrong" in kinds_in(verdict), said, verdict)
 
     def test_a_windows_device_name_with_a_suffix_is_no_loop_name(self):
         for name in ("CON.txt", "nul.json", "Com1.tar.gz", "lpt9.x"):
@@ -169,8 +170,9 @@ class CutShortTest(VerifyTestCase):
     def test_an_honest_cut_short_loop_is_a_note_and_an_edited_one_is_not(self):
         row = self.row()
         self.assertEqual(row["result"], "incomplete", row)  # a note: the loop counts for no case, holds nothing back
-        self.assertEqual([note for note in row["notes"] if "停在 interrupted/keyboard_interrupt" in note], [
-            "loop-runs/cut 停在 interrupted/keyboard_interrupt（中断或单次超时），记录与证据一致：不计入任何情景，也不影响结果。"])
+        self.assertEqual([(kind, note) for kind, note in zip(row["note_kinds"], row["notes"]) if kind == "cut_short"],
+                         [("cut_short", Finding("cut_short", folder="loop-runs/cut",
+                                                stop="interrupted/keyboard_interrupt").sentence())])
         path = self.alone / "loop-runs" / "cut" / "loop.json"
         original = path.read_bytes()
         self.addCleanup(path.write_bytes, original)

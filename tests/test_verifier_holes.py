@@ -11,6 +11,7 @@ import unittest
 
 from tests.test_class_check import forge as rewrite
 from tests.test_verify_loop import VerifyTestCase, as_old_record, fingerprint_of
+from tests.support import assert_found, fields_of
 import verify_harness
 
 
@@ -55,19 +56,18 @@ class NamesAsDisksHoldThemTest(VerifyTestCase):
     def test_a_third_attempt_hidden_in_another_case_of_a_recorded_child_fails(self):
         self.make("hx", "stuck", max_attempts=3)
         self.hide_twin("hx", "hx-02", "HX-02")
-        verdict = self.assertFails("hx", "runs/HX-02", "runs/hx-02", "只差大小写")
-        self.assertIn("藏起来的一次尝试", " ".join(verdict["problems"]))
+        self.assertFails("hx", "child_twins", "runs/HX-02", "runs/hx-02")
 
     def test_a_twin_that_only_casefolding_makes_one_name_fails(self):
         self.make("k", "semantic")
         self.hide_twin("k", "k-01", "\u212a-01")  # KELVIN SIGN, which casefolds to k
-        self.assertFails("k", "runs/\u212a-01", "只差大小写（或 Unicode 写法）")
+        self.assertFails("k", "child_twins", "runs/\u212a-01")
 
     def test_an_unrecorded_child_that_is_a_link_fails_even_when_begun_after_the_loop(self):
         self.make("ln", "semantic")
         self.make("later", "semantic")  # begun after ln ended: its run is what the link shows
         link(self, self.root / "runs" / "later-01", self.root / "runs" / "ln-02")
-        self.assertFails("ln", "runs/ln-02 是符号链接或联接点")
+        self.assertFails("ln", "child_links", "runs/ln-02")
 
     def test_many_loop_folders_differing_only_in_case_name_a_few_each(self):
         loops = self.root / "loop-runs"
@@ -79,7 +79,8 @@ class NamesAsDisksHoldThemTest(VerifyTestCase):
         for spelling in spellings:
             shutil.copytree(loops / "many", loops / spelling)
             self.addCleanup(shutil.rmtree, loops / spelling)
-        verdict = self.assertFails("many", "只差大小写", "等 15 个")
+        verdict = self.assertFails("many", "loop_twins")
+        self.assertEqual(len(fields_of(verdict, "loop_twins")["others"]), 15)
         self.assertLess(len(" ".join(verdict["problems"])), 1000)
 
 
@@ -89,7 +90,8 @@ class LinkInASubmissionTest(VerifyTestCase):
         link(self, self.root / "runs" / "r-01", self.root / "runs" / "notes-backup")
         row = workspace_row(self.root, "学生")
         self.assertEqual(row["result"], "fail", row)
-        self.assertIn("runs/notes-backup 是符号链接或联接点", " ".join(row["problems"]))
+        self.assertIn("workspace_links", row["kinds"])
+        self.assertIn("runs/notes-backup", row["problems"][row["kinds"].index("workspace_links")])
 
 
 class OldOnlyWhereOldTest(VerifyTestCase):
@@ -134,7 +136,7 @@ class OldOnlyWhereOldTest(VerifyTestCase):
         link(self, self.root / "runs" / "o4b-02", self.root / "runs" / "o4-02")
         result, text = self.verdict_of("o4")
         self.assertEqual(result, "fail", text)
-        self.assertIn("runs/o4-02 是符号链接或联接点", text)
+        assert_found(self, self.verdict("o4"), "child_links", "runs/o4-02")
 
     def test_an_old_record_with_a_field_no_old_loop_wrote_fails(self):
         self.make_old("o5", "semantic")
@@ -189,7 +191,7 @@ class OldOnlyWhereOldTest(VerifyTestCase):
         rewrite(self.root / "runs" / "oa-02" / "run.json", lambda run: run.update(run="oa-02"))
         result, text = self.verdict_of("oa")
         self.assertEqual(result, "fail", text)
-        self.assertIn("runs/oa-02 以本循环的名称为前缀", text)
+        assert_found(self, self.verdict("oa"), "run_unrecorded", "runs/oa-02")
 
     def test_a_harness_run_relabelled_old_keeping_its_id_fails(self):
         self.make("ob", "semantic")
@@ -217,7 +219,7 @@ class EveryChildCheckedTest(VerifyTestCase):
                 "inspect": ["loop-runs/int/loop.json", "runs/int-01/run.json", "runs/int-02/run.json"]})
             rec["attempts"][-1].update(state="unknown", status=None, feedback=None, decision=None)
         self.forge("int", interrupted)
-        verdict = self.assertFails("int", "第 2 次尝试（state unknown）的子运行", "runs/int-02", "review.md")
+        verdict = self.assertFails("int", "unfinished_child_failed", "runs/int-02", "review.md")
         self.assertEqual(verdict["result"], "fail")
 
     def test_an_edited_child_of_an_unexpectedly_stopped_loop_fails(self):
@@ -230,7 +232,7 @@ class EveryChildCheckedTest(VerifyTestCase):
                 "inspect": ["loop-runs/une/loop.json", "runs/une-01/run.json", "runs/une-02/run.json"]})
             rec["attempts"][-1].update(state="unknown", status=None, feedback=None, decision=None)
         self.forge("une", stopped)
-        self.assertFails("une", "第 2 次尝试（state unknown）的子运行", "runs/une-02")
+        self.assertFails("une", "unfinished_child_failed", "runs/une-02")
 
 
 class BoundedRecordTest(VerifyTestCase):
@@ -240,7 +242,8 @@ class BoundedRecordTest(VerifyTestCase):
         def padded(rec):
             rec["attempts"] = rec["attempts"] * 300
         self.forge("many-att", padded)
-        verdict = self.assertFails("many-att", "attempts 有 600 项", "最多是 5")
+        verdict = self.assertFails("many-att", "attempts_too_many")
+        self.assertEqual(fields_of(verdict, "attempts_too_many"), {"count": 600, "most": 5})
         self.assertLessEqual(len(verdict["problems"]), 2)
 
     def test_a_loop_shows_at_most_ten_problem_lines_then_counts_the_rest(self):
@@ -250,7 +253,7 @@ class BoundedRecordTest(VerifyTestCase):
         verdict = self.verdict("flood")
         self.assertEqual(verdict["result"], "fail")
         self.assertEqual(len(verdict["problems"]), 11, verdict["problems"])
-        self.assertEqual(verdict["problems"][-1], "…以及另外 5 条")
+        self.assertEqual((verdict["findings"][-1].kind, verdict["findings"][-1].fields), ("more", {"count": 5}))
 
 
 if __name__ == "__main__":

@@ -36,8 +36,9 @@ import loop_lab
 from verifier import records as loop_records
 import verify_harness
 import verify_loop
+from verifier import findings
 from verifier.check import checked_loop
-from tests.support import not_on_windows, skip_on_windows
+from tests.support import assert_found, fields_of, findings_in, kinds_in, not_on_windows, skip_on_windows, values_in
 from tests.test_loop_lab import SharedWorkspaceTestCase
 from tests.test_verify_harness import fails_instead_of_hanging
 from tests.test_repository import verifier_files
@@ -62,6 +63,23 @@ def lasting(seconds, shift, slow=lambda name: True):
             shift.append(seconds)
         return record
     return run_child
+
+
+def verdict_error(verdict):
+    """The error field of a verdict's first finding that has one (the words cli.py or the verifier put there)."""
+    return next(finding.fields["error"] for finding in findings_in(verdict) if "error" in finding.fields)
+
+
+def times_said(found, relative=False):
+    """The times and readings the findings in FOUND name, in order, as (where, field): where is a file (loop.json,
+    segments[0], a child's run.json; RELATIVE: from runs/ on) or the number of an attempt."""
+    return [(shortened(finding.fields["where"], relative) if finding.kind == "time_of" else finding.fields["number"],
+             finding.fields["field"])
+            for finding in findings_in(found) if finding.kind in ("time_of", "reading_attempt")]
+
+
+def shortened(where, relative):
+    return "runs/" + where.rpartition("/runs/")[2] if relative and "/runs/" in where else where
 
 
 def cut_off(rec):
@@ -108,13 +126,13 @@ class VerifyTestCase(SharedWorkspaceTestCase):
     def verdict(self, name):
         return verify_loop.verify_loop(self.root / "loop-runs" / name)
 
-    def assertFails(self, name, *fragments):
+    def assertFails(self, name, *expected):
+        """The loop NAME fails; EXPECTED: finding kinds its verdict holds, and values its findings name (paths,
+        fields, figures): tests/support.py assert_found()."""
         verdict = self.verdict(name)
         self.assertEqual(verdict["result"], "fail", verdict)
-        text = " ".join(verdict["problems"])
-        self.assertNotIn("无法解释", text)  # caught by a check, not by the safety net
-        for fragment in fragments:
-            self.assertIn(fragment, text)
+        self.assertNotIn("check_crashed", kinds_in(verdict))  # caught by a check, not by the safety net
+        assert_found(self, verdict, *expected)
         return verdict
 
 
@@ -173,26 +191,27 @@ class ForgeryTest(VerifyTestCase):
     def test_deleted_child_run(self):
         self.make("del-child", "repair")
         shutil.rmtree(self.root / "runs" / "del-child-01")
-        self.assertFails("del-child", "runs/del-child-01 不存在")
+        self.assertFails("del-child", "child_deleted", "runs/del-child-01")
 
     def test_status_relabelled_complete(self):
         self.forge("r", lambda rec: rec.update(status="complete"))
-        self.assertFails("r", "status", "complete")
+        self.assertFails("r", "status_unknown", "complete")
 
     def test_status_the_children_do_not_support(self):
         self.forge("s", lambda rec: rec.update(status="needs_review", reason="mechanical_pass", handoff=None))
-        self.assertFails("s", "stalled/repeated_failure", "needs_review/mechanical_pass")
+        self.assertFails("s", "stop_contradicted", "stalled/repeated_failure", "needs_review", "mechanical_pass")
 
     def test_a_stop_the_children_contradict_is_said_first_even_when_the_handoff_is_wrong_too(self):
         # a naive relabelling leaves the stall's handoff behind: the contradiction is what a teacher reads first
         self.forge("s", lambda rec: rec.update(status="needs_review", reason="mechanical_pass"))
-        verdict = self.assertFails("s", "handoff：")
-        self.assertIn("子运行与预算支持的结果是 stalled/repeated_failure，记录却是 needs_review/mechanical_pass："
-                      "状态或原因与证据不符", verdict["problems"][0])
+        verdict = self.assertFails("s", "handoff_wrong")
+        self.assertEqual((verdict["findings"][0].kind, verdict["findings"][0].fields),
+                         ("stop_contradicted", {"supported": "stalled/repeated_failure", "status": "needs_review",
+                                                "reason": "mechanical_pass"}))
 
     def test_stall_claimed_without_a_repeat(self):
         self.forge("b", lambda rec: rec.update(status="stalled", reason="repeated_failure"))
-        self.assertFails("b", "stalled/repeated_failure")
+        self.assertFails("b", "stop_contradicted", "stalled", "repeated_failure")
 
     def test_stall_claimed_where_the_second_attempt_passed(self):
         # a well-formed handoff, so that only the evidence can give the forgery away
@@ -200,31 +219,32 @@ class ForgeryTest(VerifyTestCase):
                    "inspect": ["loop-runs/r/loop.json", "runs/r-01/run.json", "runs/r-02/run.json"],
                    "decide": "同一候选、同一错误重复出现，请决定是否修改候选。"}
         self.forge("r", lambda rec: rec.update(status="stalled", reason="repeated_failure", handoff=handoff))
-        self.assertFails("r", "needs_review/mechanical_pass")
+        self.assertFails("r", "stop_contradicted", "needs_review/mechanical_pass")
 
     def test_handoff_that_only_says_please_handle(self):
         with self.forged("s", lambda rec: rec["handoff"].update(decide="请处理")):
-            self.assertFails("s", "不能只说“请处理”")
+            self.assertFails("s", "handoff_wrong")
         with self.forged("s", lambda rec: rec["handoff"].update(inspect=[])):
-            self.assertFails("s", "handoff")
+            self.assertFails("s", "handoff_wrong")
 
     def test_timestamps_out_of_order_or_not_times(self):
         for started, finished in (("yesterday", ""), ("2030-01-01T00:00:00Z", "2020-01-01T00:00:00Z")):
             with self.subTest(started=started), \
                     self.forged("s", lambda rec: rec.update(started_at=started, finished_at=finished)):
-                self.assertFails("s", "started_at")
+                self.assertFails("s", "times_wrong" if started == "yesterday" else "clock_breaks")
 
     def test_blocked_proposal_target_or_reason_changed(self):
         for change in ({"target": "my-own-blog"}, {"reason": " "}):
             with self.subTest(change=change), self.forged("p", lambda rec: rec["blocked_proposal"].update(change)):
-                self.assertFails("p", "被拦下的提议被改动过")
+                self.assertFails("p", "blocked_wrong")
 
     def test_attempt_number_or_file_count_of_the_wrong_type(self):
         for value in (True, 1.0):
             with self.subTest(value=value), self.forged("r", lambda rec: rec["attempts"][0].update(attempt=value)):
-                self.assertFails("r", "attempts 第 1 项")
+                self.assertFails("r", "attempt_numbering")
+                self.assertEqual(fields_of(self.verdict("r"), "attempt_entry"), {"number": 1})
         with self.forged("r", lambda rec: rec["context"].update(files=16.0)):
-            self.assertFails("r", "context")
+            self.assertFails("r", "context_wrong")
 
     def test_child_folder_linked_to_another_loops_child(self):
         self.make("link-r", "repair")
@@ -235,7 +255,7 @@ class ForgeryTest(VerifyTestCase):
             os.symlink(self.root / "runs" / "link-s-01", child, target_is_directory=True)
         except (OSError, AttributeError) as exc:  # Windows without the privilege
             self.skipTest(f"这里不能创建符号链接：{exc}")
-        self.assertFails("link-r", "runs/link-r-01 是符号链接")
+        self.assertFails("link-r", "child_links", "runs/link-r-01")
 
     def test_stray_folder_with_other_digits_is_not_a_child(self):
         self.make("digits", "repair")
@@ -244,7 +264,7 @@ class ForgeryTest(VerifyTestCase):
 
     def test_attempt_removed_from_the_front(self):
         self.forge("r", lambda rec: rec["attempts"].pop(0))
-        self.assertFails("r", "attempts 第 1 项")
+        self.assertFails("r", "attempt_numbering", "runs/r-02", "runs/r-01")
 
     def test_attempt_removed_from_the_end(self):
 
@@ -253,11 +273,12 @@ class ForgeryTest(VerifyTestCase):
             rec.update(status="budget_exhausted", reason="attempt_budget")
             rec["budget"].update(max_attempts=1)
         self.forge("s", drop_last)
-        self.assertFails("s", "runs/s-02", "没有记录")
+        self.assertFails("s", "run_unrecorded", "runs/s-02")
 
     def test_attempts_reordered(self):
         self.forge("r", lambda rec: rec["attempts"].reverse())
-        self.assertFails("r", "attempts 第 1 项")
+        self.assertFails("r", "attempt_numbering")
+        self.assertEqual(fields_of(self.verdict("r"), "attempt_entry"), {"number": 1})
 
     def test_attempts_reordered_and_renumbered(self):
 
@@ -269,37 +290,40 @@ class ForgeryTest(VerifyTestCase):
 
     def test_nonzero_api_calls(self):
         self.forge("r", lambda rec: rec.update(actual_api_calls=1))
-        self.assertFails("r", "actual_api_calls")
+        self.assertFails("r", "api_calls_wrong")
 
     def test_api_calls_as_a_float_or_bool(self):
         self.forge("r", lambda rec: rec.update(actual_api_calls=False))
-        self.assertFails("r", "actual_api_calls")
+        self.assertFails("r", "api_calls_wrong")
 
     def test_extra_child_run_with_the_prefix(self):
         self.make("extra-s", "stuck")
         harness.run_harness(self.root, "extra-s-03", "bad-quote")
-        self.assertFails("extra-s", "runs/extra-s-03", "没有记录")
+        self.assertFails("extra-s", "run_unrecorded", "runs/extra-s-03")
 
     def test_extra_child_run_that_is_only_a_folder(self):
         self.make("extra-t", "repair", max_seconds=0)
         (self.root / "runs" / "extra-t-01").mkdir(parents=True)
-        self.assertFails("extra-t", "runs/extra-t-01")
+        self.assertFails("extra-t", "run_unrecorded", "runs/extra-t-01")
 
     def test_changed_feedback(self):
         self.forge("s", lambda rec: rec["attempts"][1]["feedback"].update(message="第 2 张卡：引文不在对应笔记原文中。"))
-        self.assertFails("s", "feedback")
+        self.assertFails("s", "summary_mismatch")
+        self.assertEqual(fields_of(self.verdict("s"), "mismatch")["field"], "feedback")
 
     def test_feedback_removed(self):
         self.forge("r", lambda rec: rec["attempts"][0].update(feedback=None))
-        self.assertFails("r", "feedback")
+        self.assertFails("r", "summary_mismatch")
+        self.assertEqual(fields_of(self.verdict("r"), "mismatch")["field"], "feedback")
 
     def test_attempt_status_changed(self):
         self.forge("b", lambda rec: rec["attempts"][0].update(status="needs_review"))
-        self.assertFails("b", "status")
+        self.assertEqual(fields_of(self.assertFails("b", "summary_mismatch"), "mismatch"),
+                         {"field": "status", "recorded": "needs_review", "actual": "failed"})
 
     def test_changed_fingerprint_in_the_record(self):
         self.forge("r", lambda rec: rec["context"]["entries"].update({"AGENTS.md": "0" * 64}))
-        self.assertFails("r", "context")
+        self.assertFails("r", "context_wrong")
 
     def test_changed_fingerprint_consistently_recomputed(self):
         def rewrite(rec):
@@ -309,14 +333,14 @@ class ForgeryTest(VerifyTestCase):
             lines = "".join(f"{path}\t{sha}\n" for path, sha in sorted(entries.items()))
             rec["context"]["fingerprint"] = hashlib.sha256(lines.encode("utf-8")).hexdigest()
         self.forge("r", rewrite)
-        self.assertFails("r", "AGENTS.md", "找到与记录相符的版本")
+        self.assertFails("r", "context_changed", "AGENTS.md")
 
     def test_watched_file_changed_after_the_run(self):
         self.keep(self.root / "docs" / "loop" / "TASK.md")
         with open(self.root / "docs" / "loop" / "TASK.md", "a", encoding="utf-8") as handle:
             handle.write("\n新增一条规则。\n")
-        verdict = self.assertFails("r", "docs/loop/TASK.md", "不要改写")
-        self.assertNotIn("AGENTS.md", " ".join(verdict["problems"]))
+        verdict = self.assertFails("r", "context_changed", "docs/loop/TASK.md")
+        self.assertNotIn("AGENTS.md", values_in(verdict))
 
     def test_scenario_relabelled(self):
         for name, relabel in (("s", "repair"), ("r", "semantic"), ("m", "repair"), ("b", "semantic"),
@@ -326,29 +350,29 @@ class ForgeryTest(VerifyTestCase):
 
     def test_unknown_scenario(self):
         self.forge("r", lambda rec: rec.update(scenario="fix-everything"))
-        self.assertFails("r", "scenario")
+        self.assertFails("r", "scenario_unknown", "fix-everything")
 
     def test_attempt_budget_relabelled(self):
         self.forge("b", lambda rec: rec["budget"].update(max_attempts=3))
-        self.assertFails("b", "max_attempts=3")
+        self.assertFails("b", "stop_unsupported")
 
     def test_attempt_budget_lowered(self):
         self.forge("r", lambda rec: rec["budget"].update(max_attempts=1))
-        self.assertFails("r", "max_attempts")
+        self.assertFails("r", "too_many_attempts")
 
     def test_time_budget_relabelled(self):
         self.forge("t", lambda rec: rec["budget"].update(max_seconds=30))
-        self.assertFails("t", "elapsed_seconds")
+        self.assertFails("t", "stop_unsupported")
 
     def test_time_budget_given_to_a_finished_run(self):
         self.forge("r", lambda rec: rec["budget"].update(max_seconds=0))
-        self.assertFails("r", "time_budget")
+        self.assertFails("r", "expected_mismatch", "budget_exhausted/time_budget")
 
     def test_budget_out_of_range_or_wrong_type(self):
         for budget in ({"max_attempts": 9, "max_seconds": 30}, {"max_attempts": "3", "max_seconds": 30},
                        {"max_attempts": 3, "max_seconds": -1}, {"max_attempts": 3}):
             with self.subTest(budget=budget), self.forged("r", lambda rec: rec.update(budget=budget)):
-                self.assertFails("r", "budget")
+                self.assertFails("r", "budget_wrong")
 
     def test_reason_changed_to_time_budget(self):
         self.forge("b", lambda rec: rec.update(reason="time_budget"))
@@ -356,11 +380,11 @@ class ForgeryTest(VerifyTestCase):
 
     def test_semantic_review_not_pending(self):
         self.forge("m", lambda rec: rec.update(semantic_review="approved"))
-        self.assertFails("m", "semantic_review")
+        self.assertFails("m", "semantic_review_wrong", "approved")
 
     def test_missing_blocked_proposal(self):
         self.forge("p", lambda rec: rec.update(blocked_proposal=None))
-        self.assertFails("p", "blocked_proposal")
+        self.assertFails("p", "blocked_unexpected")
 
     def test_blocked_proposal_that_was_allowed(self):
         self.forge("p", lambda rec: rec["blocked_proposal"].update(action="export", target="valid"))
@@ -368,39 +392,39 @@ class ForgeryTest(VerifyTestCase):
 
     def test_blocked_proposal_added_to_a_repair_run(self):
         self.forge("r", lambda rec: rec.update(blocked_proposal={"action": "publish", "target": "x", "reason": "y"}))
-        self.assertFails("r", "blocked_proposal")
+        self.assertFails("r", "blocked_wrong")
 
     def test_missing_handoff(self):
         self.forge("s", lambda rec: rec.update(handoff=None))
-        self.assertFails("s", "handoff")
+        self.assertFails("s", "handoff_wrong")
 
     def test_candidate_hash_changed(self):
         self.forge("r", lambda rec: rec["attempts"][1]["candidate"].update(sha256="1" * 64))
-        self.assertFails("r", "candidate")
+        self.assertFails("r", "candidate_hash", "samples/valid.json")
 
     def test_child_run_path_changed(self):
         self.forge("r", lambda rec: rec["attempts"][1].update(child_run="runs/other-02"))
-        self.assertFails("r", "runs/r-02")
+        self.assertFails("r", "attempt_numbering", "runs/other-02", "runs/r-02")
 
     def test_run_name_changed(self):
         self.forge("r", lambda rec: rec.update(run="other"))
-        self.assertFails("r", "run")
+        self.assertFails("r", "run_wrong", "other")
 
     def test_interrupted_claim_with_nothing_in_flight_still_checks_api_calls(self):
         self.forge("r", lambda rec: rec.update(status="interrupted", reason="keyboard_interrupt", actual_api_calls=2,
                                                handoff={"stopped_at": "x", "done": [], "inspect": [], "decide": "y"}))
-        self.assertFails("r", "actual_api_calls")
+        self.assertFails("r", "api_calls_wrong")
 
     def test_broken_or_missing_records_fail_in_chinese(self):
         self.keep(self.record_path("r"))
-        for content, fragment in ((b"{not json", "loop.json 不是合法的 JSON"), (b"\xff\xfe", "loop.json 不是 UTF-8 文本"),
-                                  (b"[1, 2]", "loop.json 的顶层是数组"), (b"{}", "loop.json 缺少字段"),
-                                  (b"[" * 100000, "loop.json 嵌套超过 64 层")):
+        for content, kind in ((b"{not json", "record_not_json"), (b"\xff\xfe", "record_not_json"),
+                              (b"[1, 2]", "record_not_object"), (b"{}", "fields_missing"),
+                              (b"[" * 100000, "record_not_json")):
             with self.subTest(content=content[:10]):
                 self.record_path("r").write_bytes(content)
-                self.assertFails("r", fragment)
+                self.assertFails("r", kind, "loop-runs/r/loop.json" if kind != "fields_missing" else "schema")
         self.record_path("r").unlink()
-        self.assertFails("r", "不存在")
+        self.assertFails("r", "record_lost", "runs/r-01")
 
     def test_fields_of_the_wrong_type_never_raise(self):
         for field, value in (("status", ["x"]), ("attempts", {"1": 1}), ("context", None), ("scenario", ["r"]),
@@ -408,7 +432,7 @@ class ForgeryTest(VerifyTestCase):
             with self.subTest(field=field), self.forged("r", lambda rec: rec.update({field: value})):
                 self.assertFails("r")
         self.forge("r", lambda rec: rec["attempts"][0].update(state=["done"]))
-        self.assertFails("r", "state")
+        self.assertFails("r", "state_wrong")
 
 
 class NeedsHumanTest(VerifyTestCase):
@@ -416,8 +440,7 @@ class NeedsHumanTest(VerifyTestCase):
         self.forge("r", lambda rec: rec.update(status="running", reason=None, handoff=None, finished_at=None))
         verdict = self.verdict("r")
         self.assertEqual(verdict["result"], "needs_human")
-        self.assertIn("running", " ".join(verdict["problems"]))
-        self.assertIn("runs/r-01/", " ".join(verdict["problems"]))
+        assert_found(self, verdict, "undecided", "why_running", "child_listed", "runs/r-01")
 
     def test_running_attempt_in_a_running_record(self):
         self.forge("r", cut_off)
@@ -443,7 +466,7 @@ class CommandLineTest(VerifyTestCase):
         self.assertEqual(lines[1], {"result": "pass", "status": "stalled", "attempts": 2,
                                     "semantic_review": "pending", "run": "s"})
         self.assertEqual([lines[2]["result"], lines[2]["run"]], ["fail", "bad"])
-        self.assertIn("actual_api_calls", " ".join(lines[2]["problems"]))
+        self.assertIn("actual_api_calls 是 3", " ".join(lines[2]["problems"]))  # the words a person reads on stdout
         self.assertEqual(code, 1)
         self.assertIn("共核对 3 个循环：pass 2，fail 1，needs_human 0。", stderr)
         self.assertNoTraceback(stderr)
@@ -475,8 +498,7 @@ class CommandLineTest(VerifyTestCase):
             verdict = self.verdict("t")
         text = " ".join(verdict["problems"])
         self.assertEqual(verdict["result"], "needs_human", verdict)
-        self.assertIn("循环还没有开始任何尝试，没有子运行", text)
-        self.assertNotIn("实际发生的动作", text)
+        self.assertEqual(kinds_in(verdict), ["undecided_no_attempt", "why_interrupted", "handoff_guide"], text)
 
     def test_all_passing_folders_exit_0(self):
         code, stdout, stderr = self.run_cli("verify_loop.py", "loop-runs/r", "loop-runs/p")
@@ -503,7 +525,7 @@ class CommandLineTest(VerifyTestCase):
         proc = subprocess.run([sys.executable, str(self.root / "verify_loop.py"), "far"], cwd=self.root / "loop-runs",
                               capture_output=True, text=True, encoding="utf-8", timeout=60)
         self.assertEqual(proc.returncode, 1)
-        self.assertIn("子运行 ../runs/far-02 没有通过独立核对", proc.stderr)
+        self.assertIn(" ../runs/far-02 ", proc.stderr)
         self.assertTrue(proc.stderr.startswith("far：fail"), proc.stderr)
 
     def test_not_a_loop_folder_exits_2(self):
@@ -556,7 +578,8 @@ class BudgetAndChildTest(VerifyTestCase):
         one_attempt = {"max_attempts": 1, "max_seconds": 30, "attempt_timeout": None}
         self.forge("s", lambda rec: rec.update(status="needs_human", reason="unexpected_error", handoff=handoff,
                                                error_type="EvidenceMismatch", budget=one_attempt))
-        self.assertFails("s", "记录了 2 次尝试，超过了 budget.max_attempts=1")
+        verdict = self.assertFails("s", "too_many_attempts")
+        self.assertEqual(fields_of(verdict, "too_many_attempts"), {"count": 2, "most": 1})
 
     def test_an_unexpected_stop_is_explained_in_chinese_with_its_error_type(self):
         handoff = {"stopped_at": "第 2 次尝试之后", "done": [], "decide": "请按 error_type 核对子运行，再决定。",
@@ -567,11 +590,13 @@ class BudgetAndChildTest(VerifyTestCase):
         with self.forged("s", context_changed_after_attempt_2):
             verdict = self.verdict("s")
         self.assertEqual(verdict["result"], "needs_human", verdict)
-        self.assertIn("循环因意外情况停止（上下文文件被改动，error_type ContextChanged）", " ".join(verdict["problems"]))
+        self.assertEqual(fields_of(verdict, "why_error"), {"error_type": "ContextChanged"})
+        self.assertIn("上下文文件被改动", verdict["problems"][0])  # the gloss of its error type (cli.py's words)
 
     def test_attempt_pointing_at_another_loops_child(self):
         self.forge("r", lambda rec: rec["attempts"][0].update(child_run="runs/s-01"))
-        self.assertFails("r", 'attempts 第 1 项', '"runs/s-01"', "runs/r-01")
+        verdict = self.assertFails("r", "attempt_numbering", "runs/s-01", "runs/r-01")
+        self.assertEqual(fields_of(verdict, "attempt_entry"), {"number": 1})
 
 
 class StrictRecordTest(VerifyTestCase):
@@ -594,22 +619,23 @@ class StrictRecordTest(VerifyTestCase):
                               ('"state": "done"', '"state": "running", "state": "done"', '"state"')):
             with self.subTest(key=key):
                 self.edit_text(self.record_path("s"), old, new)
-                self.assertFails("s", "loop-runs/s/loop.json 里键 " + key)
+                verdict = self.assertFails("s", "record_duplicate_key", "loop-runs/s/loop.json")
+                self.assertEqual(f'"{fields_of(verdict, "record_duplicate_key")["key"]}"', key)
                 self.doCleanups()
 
     def test_duplicate_key_in_a_childs_run_json_or_cards_json(self):
         self.make("dup", "repair")
         self.edit_text(self.root / "runs" / "dup-01" / "run.json", '"status": "failed"',
                        '"status": "needs_review", "status": "failed"')
-        self.assertFails("dup", "runs/dup-01/run.json", "status")
+        self.assertFails("dup", "child_failed", "runs/dup-01/run.json", "status")
         self.make("dupc", "repair")
         self.edit_text(self.root / "runs" / "dupc-02" / "artifact" / "cards.json", '"title"', '"title": "x", "title"')
-        self.assertFails("dupc", "cards.json", "title")
+        self.assertFails("dupc", "child_failed", "cards.json", "title")
 
     def test_loop_folder_that_is_a_link_fails(self):
         self.link(self.root / "loop-runs" / "r", self.root / "loop-runs" / "linked")
         self.addCleanup(os.unlink, self.root / "loop-runs" / "linked")
-        self.assertFails("linked", "loop-runs/linked 是符号链接")
+        self.assertFails("linked", "loop_link", "loop-runs/linked")
 
     def test_loop_json_or_evidence_file_that_is_a_link_fails(self):
         self.make("lj", "repair")
@@ -618,12 +644,12 @@ class StrictRecordTest(VerifyTestCase):
         record = self.record_path("lj")
         shutil.move(record, kept / "loop.json")
         self.link(kept / "loop.json", record)
-        self.assertFails("lj", "loop-runs/lj/loop.json 是符号链接")
+        self.assertFails("lj", "record_link", "loop-runs/lj/loop.json")
         self.make("ev", "repair")
         review = self.root / "runs" / "ev-02" / "artifact" / "review.md"
         shutil.move(review, kept / "review.md")
         self.link(kept / "review.md", review)
-        self.assertFails("ev", "runs/ev-02/artifact/review.md 是符号链接")
+        self.assertFails("ev", "child_failed", "runs/ev-02/artifact/review.md 是符号链接")  # the harness's words
 
     def test_runs_folder_that_is_a_link_fails(self):
         student = self.root / "student"
@@ -631,7 +657,7 @@ class StrictRecordTest(VerifyTestCase):
         self.link(self.root / "runs", student / "runs")
         verdict = verify_loop.verify_loop(student / "loop-runs" / "r", course=loop_records.CourseFiles(self.root))
         self.assertEqual(verdict["result"], "fail")
-        self.assertIn("student/runs 是符号链接", " ".join(verdict["problems"]))
+        assert_found(self, verdict, "evidence_folder_link", "student/runs")
 
     def test_loop_that_finished_years_before_its_children(self):
         # the loop's start and finish readings moved together: one step explains neither, since the children lie between
@@ -639,15 +665,17 @@ class StrictRecordTest(VerifyTestCase):
             rec.update(started_at="2020-01-01T00:00:00Z", finished_at="2020-01-01T00:00:01Z")
             rec["segments"][0].update(started_at="2020-01-01T00:00:00Z", wall_minus_monotonic=1577836800.25)
         self.forge("r", moved)
-        self.assertFails("r", "一次时钟跳变解释不了", "segments[0] 的 wall_minus_monotonic（1577836800.25）",
-                         "loop.json 的 finished_at（2020-01-01T00:00:01Z）")
+        verdict = self.assertFails("r", "clock_breaks", "1577836800.25", "2020-01-01T00:00:01Z")
+        self.assertIn(("segments[0]", "wall_minus_monotonic"), times_said(verdict))
+        self.assertIn(("loop.json", "finished_at"), times_said(verdict))
 
     def test_child_that_finishes_before_it_starts(self):
         self.make("rev", "repair")
         path = self.root / "runs" / "rev-01" / "run.json"
         record = json.loads(path.read_text(encoding="utf-8"))
         self.edit_text(path, f'"finished_at": "{record["finished_at"]}"', '"finished_at": "2020-01-01T00:00:00Z"')
-        self.assertFails("rev", "一次时钟跳变解释不了", "runs/rev-01/run.json 的 finished_at（2020-01-01T00:00:00Z）")
+        verdict = self.assertFails("rev", "clock_breaks", "2020-01-01T00:00:00Z")
+        self.assertIn(("runs/rev-01/run.json", "finished_at"), times_said(verdict, relative=True))
 
 
 class ClockTest(VerifyTestCase):
@@ -685,73 +713,97 @@ class ClockTest(VerifyTestCase):
             path.write_bytes(json.dumps(record, ensure_ascii=False, indent=2).encode("utf-8"))
         return self.verdict("clk")
 
-    def assertVerdict(self, verdict, result, *fragments):
+    def assertVerdict(self, verdict, result, *expected):
+        """VERDICT is RESULT; EXPECTED as for assertFails."""
         self.assertEqual(verdict["result"], result, verdict)
-        text = " ".join(verdict["problems"])
-        for fragment in fragments:
-            self.assertIn(fragment, text)
+        assert_found(self, verdict, *expected)
+
+    def assertStep(self, verdict, kind, between, seconds):
+        """VERDICT needs a person for one step of its wall clock, of KIND, BETWEEN the two times named as
+        times_said() names them (each with its recorded text), of about SECONDS."""
+        self.assertVerdict(verdict, "needs_human", kind)
+        step = fields_of(verdict, kind)
+        said = [(times_said(step["where"].fields[end])[0], step["where"].fields[end].fields["text"])
+                for end in ("first", "second")]
+        self.assertEqual(said, list(between))
+        self.assertAlmostEqual(step["seconds"], seconds, delta=2)
+        return step
 
     def test_honest_clocks_pass_within_the_precision_of_wall_times(self):
         self.assertVerdict(self.retime(), "pass")
         self.assertVerdict(self.retime(step=lambda offset: -1.9 if 1 < offset < 4 else 0), "pass")
 
     def test_one_step_between_attempts_is_for_a_person_naming_it(self):
-        between = "在第 1 次尝试的 finished_at（2026-01-01T00:00:02Z）与第 2 次尝试的 started_at"
-        cases = ((-5, "被往回调了约 5 秒（例如 NTP 校时）"), (5, "电脑休眠过约 5 秒，或系统时钟被往前调了这么多"),
-                 (-3600, "被往回调了约 60 分钟"), (3600, "电脑休眠过约 60 分钟"))
-        for seconds, cause in cases:
+        for seconds in (-5, 5, -3600, 3600):
             with self.subTest(seconds=seconds):
                 verdict = self.retime(step=lambda offset: seconds if offset > 2.5 else 0)
-                self.assertVerdict(verdict, "needs_human", between, cause, "诚实的机器也会这样")
+                between = (((1, "finished_at"), "2026-01-01T00:00:02Z"),
+                           ((2, "started_at"), time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                             time.gmtime(self.START + 3 + seconds))))
+                self.assertStep(verdict, "clock_set_back" if seconds < 0 else "clock_slept", between, abs(seconds))
                 self.doCleanups()
 
     def test_a_suspended_laptop_names_the_little_time_the_monotonic_clock_went(self):
         # the lid closed for an hour between the attempts: the monotonic clock stood still, the wall clock ran on
         verdict = self.retime(offsets=((1.0, 2.0), (2.2, 3.0)), elapsed=3.2,
                               step=lambda offset: 3600 if offset > 2.1 else 0)
-        self.assertVerdict(verdict, "needs_human", "电脑休眠过约 60 分钟", "单调时钟在这段只走了 0.200 秒")
+        step = self.assertStep(verdict, "clock_slept", (((1, "finished_at"), "2026-01-01T00:00:02Z"),
+                                                        ((2, "started_at"), "2026-01-01T01:00:02Z")), 3600)
+        self.assertAlmostEqual(step["gap"], 0.2, places=3)
 
     def test_a_loop_start_moved_by_years_is_one_step(self):
         verdict = self.retime(step=lambda offset: -10 ** 8 if offset == 0 else 0)
-        self.assertVerdict(verdict, "needs_human", "在 segments[0] 的 wall_minus_monotonic", "天")
+        self.assertVerdict(verdict, "needs_human", "clock_slept")
+        step = fields_of(verdict, "clock_slept")
+        self.assertEqual(times_said(step["where"].fields["first"])[0], ("segments[0]", "wall_minus_monotonic"))
+        self.assertGreater(step["seconds"], 2 * 86400)  # said in days
 
     def test_two_steps_no_honest_clock_makes_fail(self):
         for step in (lambda offset: -5 if 2.5 < offset < 3.5 else 0,  # back, then forward again
                      lambda offset: 5 if 1.5 < offset < 2.5 else 0):  # the end of attempt 1 ahead of what follows
             with self.subTest(step=step):
-                self.assertVerdict(self.retime(step=step), "fail", "一次时钟跳变解释不了")
+                self.assertVerdict(self.retime(step=step), "fail", "clock_breaks")
                 self.doCleanups()
 
     def test_an_elapsed_seconds_one_step_explains_is_for_a_person(self):
-        self.assertVerdict(self.retime(step=lambda offset: 250 if offset == 4.5 else 0), "needs_human",
-                           "在第 2 次尝试的 finished_at（2026-01-01T00:00:04Z）与 loop.json 的 finished_at"
-                           "（2026-01-01T00:04:14Z）之间")
+        self.assertStep(self.retime(step=lambda offset: 250 if offset == 4.5 else 0), "clock_slept",
+                        (((2, "finished_at"), "2026-01-01T00:00:04Z"),
+                         (("loop.json", "finished_at"), "2026-01-01T00:04:14Z")), 250)
 
     def test_offsets_no_monotonic_clock_makes_fail(self):
-        cases = ((((1.0, 2.0), (31.0, 32.0)), 32.5, "第 2 次尝试开始时的读数是 31.0 秒，已达到时间预算 max_seconds=30"),
-                 (((1.0, 2.0), (30.0, 32.0)), 32.5, "第 2 次尝试开始时的读数是 30.0 秒，已达到时间预算 max_seconds=30"),
-                 (((1.0, 2.0), (1.5, 4.0)), 4.5,
-                  "第 2 次尝试的 started_offset（1.5）早于第 1 次尝试的 decision.decided_offset（2.0）"),
-                 (((1.0, 0.5), (3.0, 4.0)), 4.5, "第 1 次尝试的 finished_offset（0.5）早于第 1 次尝试的 started_offset"),
-                 (((1.0, 2.0), (3.0, 4.0)), 3.5, "elapsed_seconds（3.5）早于第 2 次尝试的 decision.decided_offset（4.0）"))
-        for offsets, elapsed, said in cases:
-            with self.subTest(said=said):
-                self.assertVerdict(self.retime(offsets, elapsed, step=lambda offset: 0), "fail", said)
+        past = "started_past_budget"
+        cases = ((((1.0, 2.0), (31.0, 32.0)), 32.5, past, {"number": 2, "offset": 31.0, "budget": 30}, []),
+                 (((1.0, 2.0), (30.0, 32.0)), 32.5, past, {"number": 2, "offset": 30.0, "budget": 30}, []),
+                 (((1.0, 2.0), (1.5, 4.0)), 4.5, "reading_backwards", {"value": 1.5, "before": 2.0},
+                  [(2, "started_offset"), (1, "decision.decided_offset")]),
+                 (((1.0, 0.5), (3.0, 4.0)), 4.5, "reading_backwards", {"value": 0.5, "before": 1.0},
+                  [(1, "finished_offset"), (1, "started_offset")]),
+                 (((1.0, 2.0), (3.0, 4.0)), 3.5, "reading_backwards", {"value": 3.5, "before": 4.0},
+                  [(2, "decision.decided_offset")]))
+        for offsets, elapsed, kind, fields, readings in cases:
+            with self.subTest(kind=kind, fields=fields):
+                verdict = self.retime(offsets, elapsed, step=lambda offset: 0)
+                self.assertVerdict(verdict, "fail", kind)
+                found = fields_of(verdict, kind)
+                self.assertEqual({field: found[field] for field in fields}, fields)
+                self.assertEqual(times_said(found.get("later")) + times_said(found.get("earlier")), readings)
                 self.doCleanups()
 
     def test_a_time_budget_stop_the_readings_do_not_support(self):
         # 0 attempts under max_seconds 5, the judged reading 4 s: the budget was not spent
         with self.forged("t", lambda rec: (rec["budget"].update(max_seconds=5), rec.update(elapsed_seconds=4))):
             verdict = self.verdict("t")
-        self.assertVerdict(verdict, "fail", "没有证据支持")
+        self.assertVerdict(verdict, "fail", "stop_unsupported")
 
     def test_a_running_record_is_checked_as_far_as_it_goes(self):
         def started_years_later(rec):
             cut_off(rec)
             rec.update(started_at="2099-01-01T00:00:00Z")
         self.forge("r", started_years_later)
-        self.assertVerdict(self.verdict("r"), "needs_human", "在 loop.json 的 started_at（2099-01-01T00:00:00Z）",
-                           "被往回调了约", "记录仍是 running")
+        verdict = self.verdict("r")
+        self.assertVerdict(verdict, "needs_human", "clock_set_back", "why_running", "2099-01-01T00:00:00Z")
+        self.assertEqual(times_said(fields_of(verdict, "clock_set_back")["where"].fields["first"]),
+                         [("loop.json", "started_at")])
 
 
 
@@ -774,15 +826,15 @@ class BudgetCheckGapTest(VerifyTestCase):
         self.forge("gap", later)
         verdict = self.verdict("gap")
         self.assertEqual(verdict["result"], "needs_human", verdict)
-        self.assertIn("从第 1 次尝试的决定", " ".join(verdict["problems"]))
-        self.assertIn("进程被暂停过", " ".join(verdict["problems"]))
+        self.assertEqual(fields_of(fields_of(verdict, "pause")["where"], "moment_decided"), {"number": 1})
+        self.assertEqual(kinds_in(verdict)[:2], ["pause", "pause_between"])
 
 
     def test_a_reading_no_honest_loop_reaches_fails_by_name(self):
         with self.forged("gap", lambda rec: rec.update(elapsed_seconds=1e308)):
-            self.assertFails("gap", "elapsed_seconds 是 1e+308")
+            self.assertFails("gap", "elapsed_wrong", "1e+308")
         with self.forged("gap", lambda rec: rec["attempts"][0].update(finished_offset=1e300)):
-            self.assertFails("gap", "finished_offset 是 1e+300")
+            self.assertFails("gap", "attempt_finish_wrong", "1e+300")
 
 class WallClockScaleTest(unittest.TestCase):
     """Finding the one step of a wall clock reads each time a few times, not once per possible step."""
@@ -804,7 +856,7 @@ class WallClockScaleTest(unittest.TestCase):
         for k, event in enumerate(events):
             event.wall = 1767225600 + k / 1000 + (3600 if k >= 1000 else 0) + (3600 if k >= 2000 else 0)
         reads.clear()
-        self.assertEqual(loop_clock.wall_clock_finding(events)[0], "fail")
+        self.assertEqual(loop_clock.wall_clock_finding(events).kind, "clock_breaks")
         self.assertLess(len(reads), 20 * len(events))
 
 class MissingRecordTest(VerifyTestCase):
@@ -812,7 +864,7 @@ class MissingRecordTest(VerifyTestCase):
         (self.root / "loop-runs" / "ghost").mkdir()
         verdict = self.verdict("ghost")
         self.assertEqual(verdict["result"], "needs_human", verdict)
-        self.assertIn("可能在写下第一份记录之前就被中断了", " ".join(verdict["problems"]))
+        self.assertEqual(kinds_in(verdict), ["record_missing"])
 
     def test_an_empty_or_cut_record_is_never_honest(self):
         # the loop flushes a record to disk before it renames it into place: no crash leaves one empty or cut
@@ -822,12 +874,12 @@ class MissingRecordTest(VerifyTestCase):
             with self.subTest(name=name):
                 (self.root / "loop-runs" / name).mkdir()
                 self.record_path(name).write_bytes(content)
-                self.assertFails(name, f"loop-runs/{name}/loop.json {said}", "不会留下空的或被截断的记录")
+                self.assertFails(name, "record_cut", f"loop-runs/{name}/loop.json", said)  # cli.py's words
 
     def test_missing_record_with_child_runs_fails(self):
         self.make("lost", "repair")
         self.record_path("lost").unlink()
-        self.assertFails("lost", "loop-runs/lost/loop.json 不存在", "runs/lost-01")
+        self.assertFails("lost", "record_lost", "loop-runs/lost/loop.json", "runs/lost-01")
 
     def test_killed_loop_never_cites_a_missing_handoff(self):
         self.make("killed", "repair")
@@ -836,20 +888,19 @@ class MissingRecordTest(VerifyTestCase):
         verdict = self.verdict("killed")
         text = " ".join(verdict["problems"])
         self.assertEqual(verdict["result"], "needs_human", verdict)
-        self.assertNotIn("handoff", text)
-        self.assertIn("runs/killed-02/（不存在，可能还没创建）", text)
-        self.assertIn("可能还没来得及创建子运行", text)
+        self.assertNotIn("handoff_guide", kinds_in(verdict), text)
+        self.assertTrue(fields_of(verdict, "child_absent")["child"].endswith("runs/killed-02"), verdict)
+        assert_found(self, verdict, "attempt_unfinished_no_child")
 
     def test_interrupted_or_terminated_loop_cites_its_handoff(self):
-        for reason, words in (("keyboard_interrupt", "Ctrl-C"), ("terminated", "终止信号")):
+        for reason, why in (("keyboard_interrupt", "why_interrupted"), ("terminated", "why_terminated")):
             handoff = {"stopped_at": "第 2 次尝试完成之后", "done": [], "decide": "核对已记录的尝试后，用新名称重新运行。",
                        "inspect": ["loop-runs/r/loop.json", "runs/r-01/run.json", "runs/r-02/run.json"]}
             with self.subTest(reason=reason), self.forged("r", lambda rec: rec.update(
                     status="interrupted", reason=reason, handoff=handoff)):
                 verdict = self.verdict("r")
                 self.assertEqual(verdict["result"], "needs_human", verdict)
-                self.assertIn(words, verdict["problems"][0])
-                self.assertIn("对照 loop.json 的 handoff", verdict["problems"][0])
+                self.assertEqual(kinds_in(verdict["findings"][0])[:3], ["undecided", why, "handoff_guide"])
 
 
 class NameCaseTest(VerifyTestCase):
@@ -858,7 +909,7 @@ class NameCaseTest(VerifyTestCase):
     def test_child_in_another_case_is_still_this_loops_child(self):
         self.make("Demo", "repair")
         (self.root / "runs" / "demo-03").mkdir()
-        self.assertFails("Demo", "runs/demo-03 以本循环的名称为前缀")
+        self.assertFails("Demo", "run_unrecorded", "runs/demo-03")
 
     def test_two_loop_folders_differing_only_in_case(self):
         self.make("Twin", "repair")
@@ -866,12 +917,12 @@ class NameCaseTest(VerifyTestCase):
             (self.root / "loop-runs" / "twin").mkdir()
         except FileExistsError:
             self.skipTest("这个文件系统不区分大小写")
-        self.assertFails("Twin", "loop-runs/Twin 与", "loop-runs/twin 的名称只差大小写")
+        self.assertFails("Twin", "loop_twins", "loop-runs/Twin", "loop-runs/twin")
 
     def test_child_folder_renamed_to_another_case(self):
         self.make("cs", "repair")
         os.rename(self.root / "runs" / "cs-01", self.root / "runs" / "CS-01")
-        self.assertFails("cs", "runs/cs-01 不存在，只有名称只差大小写的", "runs/CS-01")
+        self.assertFails("cs", "child_other_case", "runs/cs-01", "runs/CS-01")
 
 
 
@@ -886,15 +937,16 @@ class ExactRecordTest(VerifyTestCase):
                 text = path.read_text(encoding="utf-8")
                 path.write_bytes(text.replace('{\n  "schema"', f'{{\n  "note": {constant},\n  "schema"', 1)
                                  .encode("utf-8"))
-                verdict = self.assertFails("r", f"loop-runs/r/loop.json 含有 {constant}（标准 JSON 没有这样的数）")
+                verdict = self.assertFails("r", "record_not_json", "loop-runs/r/loop.json", constant)
                 self.assertEqual(len(verdict["problems"]), 1)
                 self.doCleanups()
 
     def test_a_number_too_large_for_a_float_is_a_field_problem(self):
-        for shown, change in (('"max_seconds": 1000000', lambda rec: rec["budget"].update(max_seconds=10 ** 400)),
-                              ("elapsed_seconds 是 1000000", lambda rec: rec.update(elapsed_seconds=10 ** 400))):
-            with self.subTest(shown=shown), self.forged("r", change):
-                self.assertFails("r", shown)
+        for kind, change in (("budget_wrong", lambda rec: rec["budget"].update(max_seconds=10 ** 400)),
+                             ("elapsed_wrong", lambda rec: rec.update(elapsed_seconds=10 ** 400))):
+            with self.subTest(kind=kind), self.forged("r", change):
+                verdict = self.assertFails("r", kind)
+                self.assertIn("1000000", " ".join(verdict["problems"]))  # shown as a number, cut, never raised
 
     def test_a_child_without_a_readable_run_json_is_said_in_chinese(self):
         self.make("norec", "repair")
@@ -903,8 +955,10 @@ class ExactRecordTest(VerifyTestCase):
         verdict = self.verdict("norec")
         # the harness claims runs/NAME with its first record inside: a child folder without one was emptied by hand
         self.assertEqual(verdict["result"], "fail", verdict)
-        self.assertIn("runs/norec-02/run.json 不存在", verdict["problems"][0])
-        self.assertIn("runs/norec-02 的 run.json 不存在或读不出", verdict["problems"][1])
+        self.assertEqual([finding.kind for finding in verdict["findings"][:2]],
+                         ["unfinished_child_failed", "attempt_unfinished"])
+        self.assertIn("runs/norec-02/run.json 不存在", verdict["problems"][0])  # the harness's words
+        self.assertEqual(fields_of(verdict["findings"][1], "child_state_none"), {})
         self.assertNotIn("None", " ".join(verdict["problems"]))
 
     def test_a_run_named_like_a_child_begun_after_the_loop_ended_needs_a_person(self):
@@ -922,9 +976,10 @@ class ExactRecordTest(VerifyTestCase):
                 (late / "run.json").write_bytes(json.dumps(record, ensure_ascii=False, indent=2).encode("utf-8"))
                 verdict = self.verdict("after")
                 self.assertEqual(verdict["result"], result, verdict)
-                self.assertIn("runs/after-03 以本循环的名称为前缀", verdict["problems"][0])
+                self.assertTrue(verdict["findings"][0].fields["run"].endswith("runs/after-03"), verdict)
+                self.assertEqual(verdict["findings"][0].kind,
+                                 "run_unrecorded" if result == "fail" else "run_after_loop")
                 self.doCleanups()
-        self.assertIn("在循环结束之后才开始，不是本循环的尝试", verdict["problems"][0])
 
     def test_a_name_that_could_fake_a_line_is_shown_escaped(self):
         try:
@@ -951,13 +1006,13 @@ class ExactRecordTest(VerifyTestCase):
         self.assertEqual((code, json.loads(out.getvalue())["result"]), (0, "pass"))
 
     def test_fields_a_loop_writes_as_null_or_text_must_be_so(self):
-        cases = (("error_type", lambda rec: rec.update(error_type=False), "error_type 是 false"),
-                 ("error_type", lambda rec: rec.update(error_type=[]), "error_type 是 []"),
-                 ("inspect", lambda rec: rec["handoff"]["inspect"].append({}), "handoff："),
-                 ("done", lambda rec: rec["handoff"]["done"].append(1), "handoff："))
-        for field, change, said in cases:
-            with self.subTest(field=field, said=said), self.forged("p", change):
-                self.assertFails("p", said)  # said by the field's own check, not by the safety net
+        cases = (("error_type", lambda rec: rec.update(error_type=False), "error_type_wrong"),
+                 ("error_type", lambda rec: rec.update(error_type=[]), "error_type_wrong"),
+                 ("inspect", lambda rec: rec["handoff"]["inspect"].append({}), "handoff_wrong"),
+                 ("done", lambda rec: rec["handoff"]["done"].append(1), "handoff_wrong"))
+        for field, change, kind in cases:
+            with self.subTest(field=field, kind=kind), self.forged("p", change):
+                self.assertFails("p", kind)  # said by the field's own check, not by the safety net
 
     def test_a_child_with_a_list_for_its_sample_fails_by_its_checks(self):
         path = self.root / "runs" / "s-02" / "run.json"
@@ -965,7 +1020,7 @@ class ExactRecordTest(VerifyTestCase):
         record = json.loads(path.read_text(encoding="utf-8"))
         record["sample"] = ["bad-quote"]
         path.write_bytes(json.dumps(record, ensure_ascii=False, indent=2).encode("utf-8"))
-        self.assertFails("s", "run.json 的 sample ['bad-quote'] 不是已知样例")
+        self.assertFails("s", "child_failed", "run.json 的 sample ['bad-quote'] 不是已知样例")  # the harness's words
 
 
 @not_on_windows("没有命名管道（FIFO）和间隔定时器（setitimer）")
@@ -994,17 +1049,16 @@ class SpecialFileTest(VerifyTestCase):
         self.addCleanup(os.unlink, path)
 
     def test_a_fifo_or_a_device_at_every_loop_evidence_path(self):
-        cases = (("loop-runs/h/loop.json", "loop-runs/h/loop.json 是{}，不是普通文件"),
-                 ("loop-runs/h", "loop-runs/h 是{}，不是文件夹"),
-                 ("runs/h-01", "runs/h-01 是{}，不是文件夹"),
-                 ("runs/h-02/run.json", "runs/h-02/run.json 是{}，不是普通文件"),
-                 ("runs", "runs 是{}，不是文件夹"))
+        # the kind of finding, and the entry's kind as cli.entry_kind says it (the children's: verify_harness's words)
+        cases = (("loop-runs/h/loop.json", "record_not_plain"), ("loop-runs/h", "loop_not_folder"),
+                 ("runs/h-01", "child_failed"), ("runs/h-02/run.json", "child_failed"),
+                 ("runs", "evidence_folder_not_folder"))
         for kind, said in (("fifo", "命名管道（FIFO）"), ("device", "字符设备")):
-            for rel, message in cases:
+            for rel, finding in cases:
                 with self.subTest(kind=kind, rel=rel):
                     self.put_special(rel, kind)
                     with fails_instead_of_hanging(self):
-                        self.assertFails("h", message.format(said))
+                        self.assertFails("h", finding, rel, said)
                     self.doCleanups()
 
     def test_a_socket_or_a_folder_where_loop_json_belongs(self):
@@ -1016,11 +1070,11 @@ class SpecialFileTest(VerifyTestCase):
         server.bind(str(path))
         server.close()
         with fails_instead_of_hanging(self):
-            self.assertFails("h", "loop-runs/h/loop.json 是套接字，不是普通文件")
+            self.assertFails("h", "record_not_plain", "loop-runs/h/loop.json", "套接字")
         path.unlink()
         path.mkdir()
         self.addCleanup(path.rmdir)
-        self.assertFails("h", "loop-runs/h/loop.json 是文件夹，不是普通文件")
+        self.assertFails("h", "record_not_plain", "loop-runs/h/loop.json", "文件夹")
 
     def test_a_record_linked_to_dev_zero_is_never_read(self):
         # a separate process with 1 GiB of address space and a time limit: a reader that followed the link
@@ -1039,8 +1093,8 @@ class SpecialFileTest(VerifyTestCase):
                               env=dict(os.environ, PYTHONIOENCODING="utf-8"))
         self.assertEqual(proc.returncode, 1, proc.stderr)
         lines = [json.loads(line) for line in proc.stdout.splitlines()]
-        self.assertIn("loop-runs/h/loop.json 是符号链接", lines[0]["problems"][0])
-        self.assertIn("runs/z-01/run.json 是符号链接", " ".join(lines[1]["problems"]))
+        self.assertTrue(lines[0]["problems"][0].startswith("loop-runs/h/loop.json "), lines[0])  # its own folder's
+        self.assertIn("runs/z-01/run.json 是符号链接", " ".join(lines[1]["problems"]))  # the harness's words
         self.assertNoTraceback(proc.stderr)
 
 
@@ -1053,19 +1107,21 @@ class RecordBytesTest(VerifyTestCase):
 
     def test_a_top_level_that_is_not_an_object_fails_naming_the_file(self):
         record = self.record_path("r").read_bytes()
-        for data, said in ((b"null", "顶层是 null"), (b"[]", "顶层是数组"), (b'"x"', "顶层是字符串"), (b"3", "顶层是数字"),
-                           (b"true", "顶层是 true"), (b"", "是空的"),
-                           (record.decode("utf-8").encode("utf-16"), "不是 UTF-8 文本")):
+        # the kind, and the JSON type as verify_harness.json_kind says it, or cli.py's words for an unreadable file
+        for data, kind, said in ((b"null", "record_not_object", " null"), (b"[]", "record_not_object", "数组"),
+                                 (b'"x"', "record_not_object", "字符串"), (b"3", "record_not_object", "数字"),
+                                 (b"true", "record_not_object", " true"), (b"", "record_cut", "是空的"),
+                                 (record.decode("utf-8").encode("utf-16"), "record_not_json", "不是 UTF-8 文本")):
             with self.subTest(data=data[:8]):
                 self.put("r", data)
-                self.assertFails("r", f"loop-runs/r/loop.json {said}" if said == "是空的" else "loop-runs/r/loop.json")
-                self.assertIn(said, " ".join(self.verdict("r")["problems"]))
+                self.assertFails("r", kind, "loop-runs/r/loop.json", said)
                 self.doCleanups()
 
     def test_a_record_over_its_cap_is_not_read_past_it(self):
         record = self.record_path("r").read_bytes()
         self.put("r", record[:-2] + b" " * loop_records.RECORD_CAP + b"}\n")
-        self.assertFails("r", "loop-runs/r/loop.json 超过了读取上限（1 MiB）")
+        verdict = self.assertFails("r", "record_too_large", "loop-runs/r/loop.json")
+        self.assertEqual(fields_of(verdict, "record_too_large")["mib"], 1)
 
     def test_line_ends_converted_wholesale_or_a_bom_pass_with_a_note(self):
         record = self.record_path("r").read_bytes()
@@ -1075,7 +1131,8 @@ class RecordBytesTest(VerifyTestCase):
                 self.put("r", data)
                 verdict = self.verdict("r")
                 self.assertEqual((verdict["result"], verdict["problems"]), ("pass", []))
-                self.assertIn(said, " ".join(verdict["notes"]))
+                self.assertLessEqual(set(kinds_in(verdict["remarks"])), {"transport", "transport_at"})
+                self.assertIn(said, " ".join(verdict["notes"]))  # verify_harness's words for a transport's change
                 self.assertIn("loop-runs/r/loop.json", " ".join(verdict["notes"]))
                 self.doCleanups()
 
@@ -1084,7 +1141,8 @@ class RecordBytesTest(VerifyTestCase):
         for data in (record.replace(b"\n", b"\r\n", 3), record.replace(b"\n", b"\r", 1)):
             with self.subTest(data=data[:40]):
                 self.put("r", data)
-                self.assertFails("r", "loop-runs/r/loop.json 行尾有的是 LF、有的是 CRLF")
+                self.assertFails("r", "record_not_json", "loop-runs/r/loop.json")
+                self.assertEqual(verdict_error(self.verdict("r")), findings.said("mixed_line_ends"))
                 self.doCleanups()
 
     def test_every_record_of_a_loop_converted_to_crlf_passes_with_notes(self):
@@ -1096,7 +1154,8 @@ class RecordBytesTest(VerifyTestCase):
             path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
         verdict = self.verdict("crlf")
         self.assertEqual((verdict["result"], verdict["problems"]), ("pass", []))
-        self.assertIn("行尾被转换过（CRLF）", " ".join(verdict["notes"]))
+        self.assertIn("transport_at", kinds_in(verdict["remarks"]))
+        self.assertIn("行尾被转换过（CRLF）", " ".join(verdict["notes"]))  # verify_harness's words
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = verify_loop.main([str(self.root / "loop-runs" / "crlf")])
@@ -1107,7 +1166,7 @@ class RecordBytesTest(VerifyTestCase):
     def test_the_record_id_is_32_lowercase_hex(self):
         for value in ("ABCDEF0123456789ABCDEF0123456789", "0" * 31, 7, None):
             with self.subTest(value=value), self.forged("r", lambda rec: rec.update(id=value)):
-                self.assertFails("r", "id 是", "32 位小写十六进制")
+                self.assertFails("r", "id_wrong")
 
     def test_an_unreadable_record_or_runs_folder_says_unreadable_not_missing(self):
         real_read = loop_records.read_evidence
@@ -1119,16 +1178,17 @@ class RecordBytesTest(VerifyTestCase):
         with mock.patch.object(loop_records, "read_evidence", refused):
             verdict = self.verdict("r")
         self.assertEqual(verdict["result"], "needs_human", verdict)
-        self.assertIn("loop-runs/r/loop.json 无法读取（没有读写权限，PermissionError）", verdict["problems"][0])
+        self.assertEqual((verdict["findings"][0].kind, verdict["findings"][0].fields["error_type"]),
+                         ("record_unreadable", "PermissionError"))
+        self.assertTrue(verdict["findings"][0].fields["record"].endswith("loop-runs/r/loop.json"), verdict)
         real_listing = loop_records.listing
         unlisted = lambda folder: ({}, PermissionError(13, "Permission denied")) if folder.name == "runs" \
             else real_listing(folder)  # noqa: E731
         with mock.patch.object(loop_records, "listing", unlisted):
             verdict = self.verdict("r")
         self.assertEqual(verdict["result"], "needs_human", verdict)
-        text = " ".join(verdict["problems"])
-        self.assertIn("runs/ 无法列出（没有读写权限，PermissionError），这不等于子运行缺失", text)
-        self.assertNotIn("不存在", text)
+        self.assertEqual(fields_of(verdict, "children_unlistable")["error_type"], "PermissionError")
+        self.assertNotIn("child_deleted", kinds_in(verdict))
 
 
 class GuardTest(VerifyTestCase):
@@ -1151,13 +1211,13 @@ class GuardTest(VerifyTestCase):
         self.assertEqual(record["attempts"][-1]["status"], "needs_review")
         verdict = self.verdict("claim")
         self.assertEqual(verdict["result"], "needs_human", verdict)
-        self.assertIn("子运行 ", " ".join(verdict["problems"]))
+        self.assertIn("child_failed_at_stop", kinds_in(verdict))
 
         def trust_the_child(rec):
             rec.update(status="needs_review", reason="mechanical_pass", error_type=None, handoff=None)
             rec["attempts"][-1]["decision"].update(next="stop", reason="mechanical_pass", why="子运行机械通过。")
         self.forge("claim", trust_the_child)
-        self.assertFails("claim", "runs/claim-02 没有通过独立核对", "review.md")
+        self.assertFails("claim", "child_failed", "runs/claim-02", "review.md")
 
     def test_the_stall_rule_compares_the_candidate_not_only_the_error(self):
         """Guards loop_records.child_view's `"key": repr((sample, sha256, feedback))` (the verifier's stall key)
@@ -1186,7 +1246,9 @@ class GuardTest(VerifyTestCase):
             rec["attempts"][0].update(state="running", status=None, feedback=None, finished_at=None,
                                       finished_offset=None, decision=None)
         self.forge("r", first_still_running)
-        self.assertFails("r", 'attempts 第 1 项 的 state 是 "running"：只有最后一次尝试可以是 running')
+        verdict = self.assertFails("r", "state_wrong")
+        self.assertEqual(fields_of(verdict, "state_wrong")["value"], "running")
+        self.assertEqual(fields_of(verdict, "attempt_entry"), {"number": 1})
 
     def test_a_loop_that_carried_on_after_a_child_needs_human_is_flagged(self):
         """Guards loop_check.child_stops' `stops.append(("needs_human", "unexpected_error"))` and
@@ -1200,7 +1262,9 @@ class GuardTest(VerifyTestCase):
         child.write_bytes(json.dumps(run, ensure_ascii=False, indent=2).encode("utf-8"))
         self.forge("on", lambda rec: rec["attempts"][0].update(
             status="needs_human", feedback={"error_type": "OSError", "message": "磁盘已满。"}))
-        self.assertFails("on", "第 1 次尝试之后循环就应停止（needs_human/unexpected_error），记录里却还有第 2 次尝试")
+        verdict = self.assertFails("on", "went_on")
+        self.assertEqual(fields_of(verdict, "went_on"),
+                         {"number": 1, "stop": "needs_human/unexpected_error", "next": 2})
 
 
 
@@ -1272,43 +1336,49 @@ class OlderRecordTest(VerifyTestCase):
         self.make_old("r")
         verdict = self.verdict("r")
         self.assertEqual(verdict["result"], "needs_human", verdict)
-        self.assertIn("loop-runs/r/loop.json 的 schema 是 loop-run/1：由旧版本的工作区生成", verdict["problems"][0])
+        self.assertEqual([verdict["findings"][0].kind, *kinds_in(verdict["findings"][0].fields["lacks"])],
+                         ["older_schema", "lacks_v1"])
+        self.assertTrue(fields_of(verdict, "older_schema")["record"].endswith("loop-runs/r/loop.json"), verdict)
 
     def test_a_current_record_relabelled_old_fails(self):
         self.forge("s", lambda rec: [stop_as_passed(rec), rec.update(schema="loop-run/1")])
-        self.assertFails("s", "loop-runs/s/loop.json 的 schema 是 loop-run/1", "id", "started_offset", "decision")
+        self.assertFails("s", "old_fields", "loop-runs/s/loop.json", "loop-run/1", "id", "started_offset", "decision")
 
     def test_a_record_of_the_previous_watched_list_needs_a_person(self):
         self.forge("r", as_record_of_16_files)
         verdict = self.verdict("r")
         self.assertEqual(verdict["result"], "needs_human", verdict)
-        self.assertIn("loop-runs/r/loop.json 的 schema 是 loop-run/2：由旧版本的工作区生成", verdict["problems"][0])
-        self.assertIn("16 个受监视文件", verdict["problems"][0])
+        self.assertEqual([verdict["findings"][0].kind, *kinds_in(verdict["findings"][0].fields["lacks"])],
+                         ["older_schema", "lacks_v2"])
 
     def test_a_record_of_the_previous_schema_needs_a_person(self):
         self.forge("r", as_v3_record)
         verdict = self.verdict("r")
         self.assertEqual(verdict["result"], "needs_human", verdict)
-        self.assertIn("loop-runs/r/loop.json 的 schema 是 loop-run/3：由旧版本的工作区生成", verdict["problems"][0])
+        self.assertEqual([verdict["findings"][0].kind, *kinds_in(verdict["findings"][0].fields["lacks"])],
+                         ["older_schema", "lacks_v3"])
 
     def test_a_current_record_relabelled_as_the_previous_schema_fails(self):
         self.forge("s", lambda rec: [stop_as_passed(rec), rec.update(schema="loop-run/3")])
-        self.assertFails("s", "loop-runs/s/loop.json 的 schema 是 loop-run/3，却有它从不写的字段 segments")
+        verdict = self.assertFails("s", "old_fields", "old_extra_fields", "loop-runs/s/loop.json")
+        self.assertIn("segments", fields_of(verdict, "old_extra_fields")["fields"])
 
     def test_a_record_of_the_22_files_relabelled_as_one_of_16_fails(self):
         self.forge("s", lambda rec: [stop_as_passed(rec), as_v3_record(rec), rec.update(schema="loop-run/2")])
-        self.assertFails("s", "loop-runs/s/loop.json 的 context 不是 loop-run/2 的循环记下的 16 个文件的指纹",
-                         "machinery/arguments.py")
+        verdict = self.assertFails("s", "old_context", "loop-runs/s/loop.json", "machinery/arguments.py")
+        self.assertEqual(fields_of(verdict, "old_context")["count"], 16)
 
     def test_an_old_record_with_current_children_fails(self):
         self.make_old("s", stop_as_passed, children=False)
-        self.assertFails("s", "runs/s-01/run.json 的 schema 是 harness-run/2")
+        verdict = self.assertFails("s", "old_child_schema", "runs/s-01/run.json")
+        self.assertEqual(fields_of(verdict, "old_child_schema")["value"], "harness-run/2")
 
     def test_an_old_record_whose_children_contradict_its_stop_fails(self):
         self.make_old("s", stop_as_passed)
-        self.assertFails("s", "needs_review/mechanical_pass", "stalled/repeated_failure")
+        self.assertFails("s", "stop_contradicted", "needs_review", "stalled/repeated_failure")
         self.make_old("r", lambda rec: rec["attempts"].reverse())
-        self.assertFails("r", "第 1 次尝试之后循环就应停止（needs_review/mechanical_pass）")
+        verdict = self.assertFails("r", "went_on")
+        self.assertEqual(fields_of(verdict, "went_on")["stop"], "needs_review/mechanical_pass")
 
 
 class RecordStringsShownTest(VerifyTestCase):
@@ -1333,19 +1403,25 @@ class RecordStringsShownTest(VerifyTestCase):
 
     def test_a_reason_is_shown_escaped(self):
         self.forge("r", lambda rec: rec.update(reason="mechanical_pass\u2028"))
-        self.assertNotIn("\u2028", " ".join(self.assertFails("r", "reason 是")["problems"]))
+        self.assertNotIn("\u2028", " ".join(self.assertFails("r", "reason_wrong")["problems"]))
 
 
 class UnknownFieldTest(VerifyTestCase):
     def test_a_field_no_loop_writes_fails(self):
         with self.forged("r", lambda rec: rec.update(result="pass")):
-            self.assertFails("r", "loop.json 有循环从不写的字段：result")
+            self.assertUnknown(("loop.json",), ["result"])
         with self.forged("r", lambda rec: rec["attempts"][0].update(verified=True)):
-            self.assertFails("r", "attempts 第 1 项 有循环从不写的字段：verified")
+            self.assertUnknown({"number": 1}, ["verified"])
         with self.forged("r", lambda rec: rec["budget"].update({"Max_seconds": 0})):
-            self.assertFails("r", "loop.json 有循环从不写的字段：budget.Max_seconds")
+            self.assertUnknown(("loop.json",), ["budget.Max_seconds"])
         with self.forged("r", lambda rec: rec["attempts"][1]["decision"].update(checked_by="teacher")):
-            self.assertFails("r", "attempts 第 2 项 有循环从不写的字段：decision.checked_by")
+            self.assertUnknown({"number": 2}, ["decision.checked_by"])
+
+    def assertUnknown(self, where, fields):
+        """Loop r fails naming FIELDS as fields no loop writes, WHERE: ("loop.json",) or an attempt's fields."""
+        found = fields_of(self.assertFails("r", "unknown_fields"), "unknown_fields")
+        self.assertEqual(found["fields"], fields)
+        self.assertEqual((found["where"],) if type(found["where"]) is str else found["where"].fields, where)
 
 class ScaleTest(VerifyTestCase):
     """A workspace's listings are read and indexed once: checking N loops costs N, not N x (its runs)."""

@@ -18,26 +18,15 @@ from pathlib import Path
 
 import loop_lab
 from tests.developing import opener
-from tests.support import WorkspaceTestCase
+from tests.support import WorkspaceTestCase, assert_found, fields_of
 from tests.test_class_check import in_process
-from verifier.check import checked_loop, verify_loop
+from verifier.check import Verdict, checked_loop, verify_loop
 from verifier.explain import account
 from verifier.proposals import ProposalCheck, proposal_of
 
 RUNS = {"m-dev": ("developer", {}), "m-repeat": ("repeat", {}), "m-publish": ("publish", {}),
         "m-failing": ("failing", {}), "m-cut": ("failing", {"max_api_calls": 2}),
         "m-spent": ("developer", {"max_api_calls": 3}), "m-mid": ("developer", {"max_api_calls": 4})}
-
-
-class Findings:
-    def __init__(self):
-        self.problems, self.notes = [], []
-
-    def fail(self, message):
-        self.problems.append(message)
-
-    def needs_person(self, message):
-        self.notes.append(message)
 
 
 class ProposalCheckTest(WorkspaceTestCase):
@@ -59,7 +48,7 @@ class ProposalCheckTest(WorkspaceTestCase):
         pass
 
     def check(self, name):
-        findings = Findings()
+        findings = Verdict()
         record = json.loads((self.root / "loop-runs" / name / "loop.json").read_text(encoding="utf-8"))
         proposals = ProposalCheck(record, self.root / "loop-runs" / name, findings).run()
         return findings, proposals
@@ -77,11 +66,12 @@ class ProposalCheckTest(WorkspaceTestCase):
         finally:
             path.write_bytes(kept)
 
-    def assertFails(self, name, *words):
+    def assertFails(self, name, *expected):
+        """The proposals of loop NAME fail; EXPECTED: kinds and values their findings hold (support.assert_found)."""
         findings, _ = self.check(name)
         self.assertTrue(findings.problems, "the forgery passed")
-        for word in words:
-            self.assertTrue(any(word in problem for problem in findings.problems), (word, findings.problems))
+        assert_found(self, findings.problems, *expected)
+        return findings.problems
 
     def test_every_honest_run_passes_with_its_counts(self):
         expected = {"m-dev": [(2, 3), (1, 2)], "m-repeat": [(1, 1), (1, 1)], "m-publish": [(1, 1)],
@@ -94,19 +84,19 @@ class ProposalCheckTest(WorkspaceTestCase):
 
     def test_a_lowered_actual_api_calls_fails(self):
         with self.edited("loop-runs/m-dev/loop.json", lambda r: r.update(actual_api_calls=3)):
-            self.assertFails("m-dev", "actual_api_calls")
+            self.assertFails("m-dev", "api_calls_sum")
 
     def test_a_removed_or_added_proposal_record_fails(self):
         folder = self.root / "loop-runs/m-dev/proposals/02"
         kept = self.root / "kept-02"
         shutil.move(folder, kept)
         try:
-            self.assertFails("m-dev", "不见了")
+            self.assertFails("m-dev", "proposal_record_missing", "loop-runs/m-dev/proposals/02/question.json")
         finally:
             shutil.move(kept, folder)
         shutil.copytree(folder, folder.parent / "03")
         try:
-            self.assertFails("m-dev", "多出")
+            self.assertFails("m-dev", "proposals_extra", "03")
         finally:
             shutil.rmtree(folder.parent / "03")
 
@@ -114,32 +104,33 @@ class ProposalCheckTest(WorkspaceTestCase):
         for field, value in (("turns", 1), ("requests", 2), ("tokens", 1), ("stop", "max_turns")):
             with self.subTest(field=field), self.edited(
                     "loop-runs/m-dev/loop.json", lambda r: r["attempts"][0]["model"].update({field: value})):
-                self.assertFails("m-dev", field)
+                self.assertEqual(fields_of(self.assertFails("m-dev", "proposal_count_wrong"),
+                                           "proposal_count_wrong")["field"], field)
 
     def test_a_changed_claim_or_candidate_fails(self):
         with self.edited("loop-runs/m-dev/loop.json",
                          lambda r: r["attempts"][0]["model"].update(claim="导出器确认通过了。")):
-            self.assertFails("m-dev", "claim")
+            self.assertFails("m-dev", "claim_wrong")
         with self.edited("loop-runs/m-repeat/loop.json",
                          lambda r: r["attempts"][1]["candidate"].update(sample="valid")):
-            self.assertFails("m-repeat", "不是")
+            self.assertFails("m-repeat", "candidate_not_proposed", "valid")
 
     def test_an_edited_proposal_record_fails(self):
         record = "loop-runs/m-dev/proposals/01/question.json"
         with self.edited(record, lambda q: q.update(reply_text=q["reply_text"].replace("bad-quote", "valid"))):
-            self.assertFails("m-dev", "reply_text")
+            self.assertFails("m-dev", "reply_text_hash")
         with self.edited(record, lambda q: q["turns"][1]["attempts"].pop(0)):  # hide the 429 and its retry
             self.assertFails("m-dev")
         with self.edited("loop-runs/m-dev/proposals/02/question.json", lambda q: q.update(
                 question=q["question"].replace("引文不在对应笔记原文中", "引文有点问题"))):
-            self.assertFails("m-dev", "反馈")
+            self.assertFails("m-dev", "feedback_not_carried")
 
     def test_the_server_log_is_the_servers_word(self):
         log = self.root / "loop-runs/m-dev/server-log.jsonl"
         kept = log.read_bytes()
         try:
             log.unlink()
-            self.assertFails("m-dev", "服务端记录")
+            self.assertFails("m-dev", "server_log_missing")
             log.write_bytes(b"\n".join(kept.split(b"\n")[1:]))  # the server never saw the first request
             self.assertFails("m-dev")
         finally:
@@ -147,17 +138,17 @@ class ProposalCheckTest(WorkspaceTestCase):
 
     def test_a_budget_changed_after_the_fact_fails(self):
         with self.edited("loop-runs/m-dev/loop.json", lambda r: r["budget"].update(max_api_calls=4)):
-            self.assertFails("m-dev", "超过了 API 调用预算")
+            self.assertFails("m-dev", "api_calls_over")
         for name in ("m-spent", "m-mid", "m-cut"):
             with self.subTest(name=name), self.edited(f"loop-runs/{name}/loop.json",
                                                       lambda r: r["budget"].update(max_api_calls=10)):
-                self.assertFails(name, "api_call_budget")
+                self.assertFails(name, "api_budget_unspent")
 
     def test_the_stop_a_last_proposal_supports(self):
         with self.edited("loop-runs/m-failing/loop.json", lambda r: r.update(error_type="NotAProposal")):
-            self.assertFails("m-failing", "ModelFailed")
+            self.assertFails("m-failing", "proposal_stop_wrong", "ModelFailed")
         with self.edited("loop-runs/m-publish/loop.json", lambda r: r.update(reason="unexpected_error")):
-            self.assertFails("m-publish", "permission_boundary")
+            self.assertFails("m-publish", "proposal_stop_wrong", "permission_boundary")
 
     def verified(self, name):
         return verify_loop(self.root / "loop-runs" / name)

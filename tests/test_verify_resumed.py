@@ -62,48 +62,48 @@ class ResumedRecordTest(VerifyTestCase):
 
     def test_the_forgeries_the_lesson_names(self):
         forgeries = {
-            "segment time lowered": ("a", lambda rec: rec["segments"][0].update(elapsed_seconds=0)),
-            "the unknown attempt dropped": ("w", lambda rec: renumbered(rec, 1)),
-            "the judgement contradicted by the child": ("f", lambda rec: rec["attempts"][0]["resume"].update(
+            "segment time lowered": ("a", "segments_apart", lambda rec: rec["segments"][0].update(elapsed_seconds=0)),
+            "the unknown attempt dropped": ("w", "child_deleted", lambda rec: renumbered(rec, 1)),
+            "the judgement contradicted by the child": ("f", "judged_no_child", lambda rec: rec["attempts"][0]["resume"].update(
                 found="no_child", run_status=None)),
-            "an attempt renumbered": ("w", lambda rec: rec["attempts"][2].update(attempt=4)),
+            "an attempt renumbered": ("w", "attempt_numbering", lambda rec: rec["attempts"][2].update(attempt=4)),
         }
-        for what, (name, change) in forgeries.items():
+        for what, (name, kind, change) in forgeries.items():
             with self.subTest(what), self.forged(name, change):
-                self.assertEqual(self.verdict(name)["result"], "fail", what)
+                self.assertFails(name, kind)
 
     def test_unseen_forgeries_of_the_same_classes(self):
         def first(rec):
             return rec["attempts"][0]
         forgeries = {
             # no reading out of order: the adopted child is checked (milliseconds) before its decision is read
-            "the second segment starts later": ("a", lambda rec: rec["segments"][1].update(
+            "the second segment starts later": ("a", "segments_apart", lambda rec: rec["segments"][1].update(
                 started_offset=first(rec)["decision"]["decided_offset"])),
-            "the last segment shorter than its readings": ("a", lambda rec: rec["segments"][1].update(
+            "the last segment shorter than its readings": ("a", "reading_backwards", lambda rec: rec["segments"][1].update(
                 elapsed_seconds=0)),
-            "the whole time lowered": ("a", lambda rec: rec.update(elapsed_seconds=0)),
-            "a gap that is no difference of the wall clocks": ("w", lambda rec: rec["segments"][1].update(
+            "the whole time lowered": ("a", "reading_backwards", lambda rec: rec.update(elapsed_seconds=0)),
+            "a gap that is no difference of the wall clocks": ("w", "segment_gap", lambda rec: rec["segments"][1].update(
                 gap_seconds=rec["segments"][1]["gap_seconds"] - 30)),
-            "killed without its lower bound": ("w", lambda rec: rec["segments"][0].update(ended="killed")),
-            "the resume found another count": ("w", lambda rec: rec["segments"][1].update(after_attempt=0)),
-            "the segments merged": ("w", lambda rec: [rec["segments"].pop(), [rec["segments"][0].pop(key) for key in
+            "killed without its lower bound": ("w", "segments_wrong", lambda rec: rec["segments"][0].update(ended="killed")),
+            "the resume found another count": ("w", "judged_elsewhere", lambda rec: rec["segments"][1].update(after_attempt=0)),
+            "the segments merged": ("w", "judged_elsewhere", lambda rec: [rec["segments"].pop(), [rec["segments"][0].pop(key) for key in
                                                                             ("ended", "lower_bound")]]),
-            "the judgement in a segment that is not there": ("w", lambda rec: first(rec)["resume"].update(segment=3)),
-            "the judgement removed": ("w", lambda rec: first(rec).pop("resume")),
-            "the unknown attempt said to have failed": ("w", lambda rec: first(rec)["decision"].update(
+            "the judgement in a segment that is not there": ("w", "judged_elsewhere", lambda rec: first(rec)["resume"].update(segment=3)),
+            "the judgement removed": ("w", "state_wrong", lambda rec: first(rec).pop("resume")),
+            "the unknown attempt said to have failed": ("w", "decision_contradicted", lambda rec: first(rec)["decision"].update(
                 reason="first_failure")),
-            "the unknown attempt said to be done": ("f", lambda rec: first(rec).update(state="done", status="failed")),
-            "another run status": ("f", lambda rec: first(rec)["resume"].update(run_status=None)),
-            "an adopted child said partial": ("a", lambda rec: first(rec)["resume"].update(found="partial_child")),
-            "an adopted finish moved": ("a", lambda rec: first(rec).update(
+            "the unknown attempt said to be done": ("f", "resume_state", lambda rec: first(rec).update(state="done", status="failed")),
+            "another run status": ("f", "judged_run_status", lambda rec: first(rec)["resume"].update(run_status=None)),
+            "an adopted child said partial": ("a", "resume_state", lambda rec: first(rec)["resume"].update(found="partial_child")),
+            "an adopted finish moved": ("a", "adopted_finish", lambda rec: first(rec).update(
                 finished_offset=round(first(rec)["finished_offset"] / 2, 3))),
-            "a judgement on a loop never resumed": ("r", lambda rec: first(rec).update(resume={
+            "a judgement on a loop never resumed": ("r", "judged_elsewhere", lambda rec: first(rec).update(resume={
                 "found": "complete_child", "run_status": "failed", "segment": 2})),
-            "the attempt before dropped and the count kept": ("a", lambda rec: renumbered(rec, 1)),
+            "the attempt before dropped and the count kept": ("a", "candidate_not_scripted", lambda rec: renumbered(rec, 1)),
         }
-        for what, (name, change) in forgeries.items():
+        for what, (name, kind, change) in forgeries.items():
             with self.subTest(what), self.forged(name, change):
-                self.assertEqual(self.verdict(name)["result"], "fail", what)
+                self.assertFails(name, kind)
 
     def test_what_a_judged_child_left_stays_evidence(self):
         review = self.child_file("f-01/run.json")
@@ -119,7 +119,7 @@ class ResumedRecordTest(VerifyTestCase):
         started = json.loads(self.record_path("w").read_text(encoding="utf-8"))["attempts"][0]["started_at"]
         made_up = dict(record, run="w-01", started_at=started)  # made when attempt 1 began: only the judgement is off
         (made / "run.json").write_bytes(json.dumps(made_up, ensure_ascii=False, indent=2).encode("utf-8"))
-        self.assertFails("w", "在续跑时被判断为 no_child（子运行不存在），而")
+        self.assertFails("w", "judged_no_child")
 
     def test_explain_shows_the_segments_and_the_judgement(self):
         import verify_loop

@@ -17,13 +17,14 @@ from collections import Counter
 from pathlib import Path
 
 import verify_harness
-from cli import DuplicateKeyError, NotRegularFile, RecordError, TooLarge, display_path, gloss, visible
+from cli import DuplicateKeyError, NotRegularFile, RecordError, TooLarge, display_path, visible
 from verifier.clocks import clock_events, offset_problems, wall_clock_finding
+from verifier.findings import Finding, at_most
 from verifier.older import old_child_finding, old_record_problems, old_shape_problems
 from verifier.outcome import Outcome
 from verifier.records import (CURRENT, MESSAGE_CHARS, OLD_SCHEMAS, PRECISION, SCHEMA, SCRIPT, SHIPPED_MODELS, TOLERANCE,
-                              CourseFiles, Workspace, at_most, child_state_text, child_view, disk_key, kind_of, moment,
-                              names_said, one_line, read_record_file, same_files, schema_of, scripted, shown)
+                              CourseFiles, Workspace, child_state, child_view, disk_key, kind_of, moment, one_line,
+                              read_record_file, same_files, schema_of, scripted)
 from verifier.resumed import judgement_problem
 from verifier.shape import shape_problems
 
@@ -45,25 +46,24 @@ class Round:
 
 
 class Verdict:
-    """What a check found: a problem makes it fail, a note makes it need a person; a remark (a benign
-    transport change, such as line ends converted) is said for a person and changes no result."""
+    """What a check found, as findings (verifier/findings.py), each kept by its kind's severity: a problem (`fail`)
+    makes the loop fail, a note (`human`) makes it need a person; a remark (`remark`: a benign transport change,
+    such as line ends converted) is said for a person and changes no result."""
 
     def __init__(self):
         self.problems, self.notes, self.remarks = [], [], []
 
-    def fail(self, message, first=False):
+    def add(self, kind, /, **fields):
+        """The finding KIND with FIELDS, kept where its severity says; returned."""
+        return self.keep(Finding(kind, **fields))
+
+    def keep(self, finding, first=False):
         """FIRST: the problem a reader must see before the others (a stop the evidence contradicts)."""
-        if first:
-            self.problems.insert(0, message)
-        else:
-            self.problems.append(message)
-
-    def remark(self, message):
-        if message not in self.remarks:
-            self.remarks.append(message)
-
-    def needs_person(self, message):
-        self.notes.append(message)
+        found = {"fail": self.problems, "human": self.notes, "remark": self.remarks}[finding.severity]
+        if finding.severity == "remark" and finding in found:
+            return finding
+        found.insert(0, finding) if first else found.append(finding)
+        return finding
 
     def result(self):
         if self.problems:
@@ -92,7 +92,7 @@ def checked_loop(loop_dir, workspaces=None, course=None, server_log=None):
         workspaces[root] = Workspace(root, course or CourseFiles(root))
     workspace = workspaces[root]
     check = check_loop(loop_dir, workspace, server_log)
-    check.verdict.problems = workspace.problems() + check.verdict.problems  # the folders first
+    check.verdict.problems[:0] = workspace.problems()  # the folders first
     return check
 
 
@@ -102,8 +102,7 @@ def check_loop(loop_dir, workspace, server_log=None):
     try:
         check.run()
     except Exception as exc:  # a record shaped in some way nobody foresaw is still just a failed check
-        check.verdict.fail(f"核对 {check.record_path} 时遇到无法解释的内容（{type(exc).__name__}：{exc}）："
-                           "记录可能被改动过。")
+        check.verdict.add("check_crashed", record=check.record_path, error_type=type(exc).__name__, error=str(exc))
     return check
 
 
@@ -135,13 +134,15 @@ class LoopCheck(Outcome):
     def result(self):
         record = self.record if type(self.record) is dict else {}
         attempts = record.get("attempts")
+        # at most SHOWN_PROBLEMS of them, then how many more: a forged record cannot flood any output
+        found, remarks = at_most(self.verdict.problems + self.verdict.notes), at_most(self.verdict.remarks)
         return {"result": self.verdict.result(), "status": record.get("status"),
                 "attempts": len(attempts) if type(attempts) is list else None,
                 "semantic_review": record.get("semantic_review"), "run": self.name,
-                # one line each, whatever a record made them say (visible() leaves a printable message as it is);
-                # at most SHOWN_PROBLEMS of them, then how many more: a forged record cannot flood any output
-                "problems": [visible(text) for text in at_most(self.verdict.problems + self.verdict.notes)],
-                "notes": [visible(text) for text in at_most(self.verdict.remarks)],
+                # one line each, whatever a record made them say (visible() leaves a printable message as it is)
+                "problems": [visible(finding.sentence()) for finding in found],
+                "notes": [visible(finding.sentence()) for finding in remarks],
+                "findings": found, "remarks": remarks,  # the same, as findings (their kinds and fields)
                 "scenario": record.get("scenario"), "budget": record.get("budget"),
                 "folder": self.folder, "paths": self.paths(), "levels": self.levels()}
 
@@ -163,25 +164,24 @@ class LoopCheck(Outcome):
             return
         others = self.workspace.same_name_loops(self.name)
         if others:
-            shown_others = names_said([self.show("loop-runs/" + other) for other in others])
-            self.verdict.fail(f"{self.folder} 与 {shown_others} 的名称只差大小写（或 Unicode 写法）："
-                              "在 Windows 和 macOS 上它们是同一个文件夹，子运行也无法分清属于哪一个。")
+            self.verdict.add("loop_twins", folder=self.folder,
+                             others=[self.show("loop-runs/" + other) for other in others])
         self.check_child_names()
         self.record = self.read_record()
         if self.record is None or self.is_a_copy():
             return
         if type(self.record.get("schema")) is str and self.record["schema"] in OLD_SCHEMAS:
-            self.version = f"记录格式 {self.record['schema']}"
+            self.version = Finding("version_schema", schema=self.record["schema"])
             self.check_old_record()
             return
         self.schema = schema_of(self.record)
         blocking, other = shape_problems(self.record, self.name, self.schema)
         for problem in blocking:
-            self.verdict.fail(problem)
+            self.verdict.keep(problem)
         if not blocking:
             self.check_evidence()
         for problem in other:  # after what the evidence says: a stop it contradicts is the first thing to read
-            self.verdict.fail(problem)
+            self.verdict.keep(problem)
 
     def is_a_copy(self):
         """The folder is a byte copy of the loop its record names, beside it in loop-runs/ (cloud sync's
@@ -192,9 +192,7 @@ class LoopCheck(Outcome):
                 or self.workspace.loops()[run] or not same_files(self.loop_dir, self.loop_dir.parent / run):
             return False
         self.copy_of = self.show(f"loop-runs/{run}")
-        self.verdict.needs_person(f"{self.folder} 是 {self.copy_of} 的一份逐字节相同的副本（云同步或在资源管理器里复制文件夹时"
-                                  f"会这样）：它不是另一个循环，也不是改动；核对的是 {self.copy_of} 本身。请删掉这份副本"
-                                  "（或把它移出 loop-runs/）再交。")
+        self.verdict.add("loop_copy", folder=self.folder, original=self.copy_of)
         return True
 
     def check_old_record(self):
@@ -205,23 +203,22 @@ class LoopCheck(Outcome):
         problems = old_record_problems(self.record, self.record_path)
         if problems:  # the record itself is no old record: its children cannot be read by its fields
             for problem in problems:
-                self.verdict.fail(problem)
+                self.verdict.keep(problem)
             return
         release = self.workspace.course.release(self.record["context"]["entries"])
         if release and self.swapped(release):
             return
-        self.version += f"，课程版本 {release[0]}" if release else ""
+        if release:
+            self.version = Finding("version_schema_release", schema=schema, release=release[0])
         differ = self.judge_on_recorded_files()
         problems, outcomes = self.old_children_problems(schema)
         for problem in problems:
-            self.verdict.fail(problem)
+            self.verdict.keep(problem)
         self.check_unrecorded_children()
         self.check_old_evidence(outcomes)
         if not self.verdict.problems:
-            self.version_note = (f"{self.record_path} 的 schema 是 {schema}：由旧版本的工作区生成，"
-                                 f"{OLD_SCHEMAS[schema].lacks}，现在的规则核对不了这些；{differ}其余都按现在的规则核对过。"
-                                 "请由人对照当时的说明判断，或在现在的工作区里用新名称重新运行。")
-            self.verdict.needs_person(self.version_note)
+            self.version_note = self.verdict.add("older_schema", record=self.record_path, schema=schema,
+                                                 lacks=Finding(OLD_SCHEMAS[schema].lacks), differ=differ)
 
     def old_children_problems(self, schema):
         """(problems, outcomes): an older record's children are readable records of that version; OUTCOMES, each
@@ -231,17 +228,17 @@ class LoopCheck(Outcome):
             child_run = entry.get("child_run") if type(entry) is dict else None
             name = child_run.rpartition("/")[2] if type(child_run) is str else None
             if child_run != f"runs/{self.name}-{number:02d}":
-                problems.append(f"{self.record_path} 的第 {number} 次尝试记录的子运行是 {shown(child_run)}，应为 "
-                                f"runs/{self.name}-{number:02d}：尝试被删除、调换了顺序，或指向了别的循环的子运行。")
+                problems.append(Finding("old_child_run_wrong", record=self.record_path, number=number, value=child_run,
+                                        expected=f"runs/{self.name}-{number:02d}"))
             if name not in self.workspace.runs():
                 outcomes.append((None, None))
                 continue
             child_dir = self.workspace.root / "runs" / name
             finding = old_child_finding(child_dir, self.show(f"runs/{name}"), schema, self.reference())
-            if finding and finding[0] == "fail":
-                problems.append(finding[1])
+            if finding and finding.severity == "fail":
+                problems.append(finding)
             elif finding:
-                self.verdict.needs_person(finding[1])
+                self.verdict.keep(finding)
             child = child_view(child_dir)
             self.keep_round(number, child=child)
             self.child_times.append((number, child_run, child["started_at"], child["finished_at"], child["duration"]))
@@ -255,7 +252,7 @@ class LoopCheck(Outcome):
         record = self.record
         blocking, other = old_shape_problems(record, self.name)
         for problem in blocking + other:
-            self.verdict.fail(f"{self.record_path}：{problem}")
+            self.verdict.add("in_record", record=self.record_path, finding=problem)
         if blocking:
             return
         for number, entry in enumerate(record["attempts"], 1):
@@ -285,7 +282,7 @@ class LoopCheck(Outcome):
         self.check_times(self.schema)
         if self.schema.calls_model:  # each proposal from its own record, as verify_ask judges a question
             from verifier.proposals import ProposalCheck
-            self.proposals = ProposalCheck(self.record, self.loop_dir, self.verdict, self.server_log, shown).run() or []
+            self.proposals = ProposalCheck(self.record, self.loop_dir, self.verdict, self.server_log).run() or []
         if self.children_unknown():
             return
         self.check_outcome(outcomes)
@@ -302,13 +299,12 @@ class LoopCheck(Outcome):
         try:
             kind = kind_of(self.loop_dir)
         except OSError as exc:  # the folder holding it cannot be looked into
-            self.verdict.needs_person(f"{self.folder} 无法查看（{gloss(type(exc).__name__)}，{type(exc).__name__}）："
-                                      "它在，但当前用户看不了，这不等于记录缺失；请恢复读取权限后再核对。")
+            self.verdict.add("loop_unlistable", folder=self.folder, error_type=type(exc).__name__)
             return False
         if kind in ("符号链接", "目录联接"):
-            self.verdict.fail(f"{self.folder} 是符号链接或联接点：循环目录必须是记录本身，链接可能指向另一个循环的证据。")
+            self.verdict.add("loop_link", folder=self.folder)
         elif kind not in (None, "文件夹"):
-            self.verdict.fail(f"{self.folder} 是{kind}，不是文件夹：循环只会在这里建文件夹，核对时没有打开它。")
+            self.verdict.add("loop_not_folder", folder=self.folder, entry=kind)
         return kind in (None, "文件夹")
 
     def read_record(self):
@@ -322,8 +318,8 @@ class LoopCheck(Outcome):
             self.unusable_record(exc)
             return None
         if type(record) is not dict:
-            self.verdict.fail(f"{self.record_path} 的顶层是{verify_harness.json_kind(record)}，不是 JSON 对象："
-                              f"循环写的记录是一个对象（{SCHEMA}），记录被改动过。")
+            self.verdict.add("record_not_object", record=self.record_path, json=verify_harness.json_kind(record),
+                             schema=SCHEMA)
             return None
         self.say_transport(self.record_path, [text.format(files=self.record_path)
                                               for change, text in verify_harness.TRANSPORT_NOTES if change in undone])
@@ -332,39 +328,34 @@ class LoopCheck(Outcome):
     def unusable_record(self, exc):
         """Why loop.json cannot be taken: not a plain file, over its cap, not a strict JSON record (fail), or
         unreadable by this user (for a person: the file is there)."""
+        where = self.record_path
         if isinstance(exc, NotRegularFile) and exc.kind in ("符号链接", "目录联接"):
-            self.verdict.fail(f"{self.record_path} 是{exc.kind}：记录必须是这个文件本身。")
+            self.verdict.add("record_link", record=where, entry=exc.kind)
         elif isinstance(exc, NotRegularFile):
-            self.verdict.fail(f"{self.record_path} 是{exc.kind}，不是普通文件：循环只会在这里写普通文件，核对时没有打开它。")
+            self.verdict.add("record_not_plain", record=where, entry=exc.kind)
         elif isinstance(exc, TooLarge):
-            self.verdict.fail(f"{self.record_path} 超过了读取上限（{exc.cap // (1 << 20)} MiB）：循环写下的记录只有几 KiB，"
-                              "这不是它写的文件，核对时没有读完它。")
+            self.verdict.add("record_too_large", record=where, mib=exc.cap // (1 << 20))
         elif isinstance(exc, DuplicateKeyError):
-            self.verdict.fail(f"{self.record_path} 里键 {shown(exc.key)} 出现了不止一次：哪个值算数说不准，"
-                              "程序从不这样写，记录被改动过。")
+            self.verdict.add("record_duplicate_key", record=where, key=exc.key)
         elif isinstance(exc, RecordError):
-            why = ("循环先把记录写到磁盘再改名，不会留下空的或被截断的记录，" if exc.kind in ("empty", "cut")
-                   else "循环写的记录是 UTF-8 的标准 JSON，行尾一致，")
-            self.verdict.fail(f"{self.record_path} {exc}：{why}记录被改动或损坏了。")
+            self.verdict.add("record_cut" if exc.kind in ("empty", "cut") else "record_not_json", record=where,
+                             error=str(exc))
         else:  # PermissionError above all
-            self.verdict.needs_person(f"{self.record_path} 无法读取（{gloss(type(exc).__name__)}，{type(exc).__name__}）："
-                                      "文件在，但当前用户打不开它，这不等于记录缺失；请恢复读取权限后再核对。")
+            self.verdict.add("record_unreadable", record=where, error_type=type(exc).__name__)
 
     def say_transport(self, where, notes):
         """Remarks on evidence a transport changed as a whole (line ends, a BOM): same content, said once each."""
         for note in notes:
-            self.verdict.remark(note if where in note else f"{where}：{note}")
+            self.verdict.add("transport" if where in note else "transport_at", where=where, note=note)
 
     def no_record(self):
         """The loop writes its first record before any child run: children without it mean a lost record."""
         children = self.workspace.children(self.name)
         if children:
-            shown_children = "、".join(self.show(f"runs/{name}") for name in children)
-            self.verdict.fail(f"{self.record_path} 不存在，而已有本循环的子运行 {shown_children}：循环在启动子运行之前"
-                              "就写好了记录，记录被删除了。")
+            self.verdict.add("record_lost", record=self.record_path,
+                             children=[self.show(f"runs/{name}") for name in children])
         else:
-            self.verdict.needs_person(f"{self.record_path} 不存在：循环可能在写下第一份记录之前就被中断了，没有子运行。"
-                                      f"请看看 {self.folder} 里还剩什么；这个名称已用过，请用新名称重新运行。")
+            self.verdict.add("record_missing", record=self.record_path, folder=self.folder)
 
     def check_attempt(self, number, entry):
         """Compares one attempt with its child run; returns the child's (candidate+error key, status): status "unknown"
@@ -377,7 +368,7 @@ class LoopCheck(Outcome):
             if judged and not self.children_unknown():
                 problem = judgement_problem(number, entry, None, self.show(child_run))
                 if problem:
-                    self.verdict.fail(problem)
+                    self.verdict.keep(problem)
                 return None, "unknown" if state == "unknown" else None
             self.child_missing(number, child_run, state)
             return None, None
@@ -387,13 +378,13 @@ class LoopCheck(Outcome):
         self.child_times.append((number, child_run, child["started_at"], child["finished_at"], child["duration"]))
         problem = judged and judgement_problem(number, entry, child, self.show(child_run))
         if problem:
-            self.verdict.fail(problem)
+            self.verdict.keep(problem)
         if judged and state == "unknown":  # kept as evidence: an edit of it fails, what it left is no longer open
             verdict = verify_harness.verify_run(child_dir, course_root=self.reference())
             self.keep_round(number, verdict=verdict)
             if verdict["result"] == "fail":
-                self.verdict.fail(f"第 {number} 次尝试（续跑时判断为 unknown）的子运行 {self.show(child_run)} 没有通过独立核对："
-                                  f"{verdict_said(verdict)}它是留下的证据，被改动过。")
+                self.verdict.add("judged_child_failed", number=number, child=self.show(child_run),
+                                 said=verdict_said(verdict))
             if child["status"] is not None:  # its first run.json names its run, sample and input as the attempt does
                 self.compare_with_child(number, dict(entry, status=child["status"]), child_name, child)
             return child["key"], "unknown"
@@ -412,41 +403,37 @@ class LoopCheck(Outcome):
         verdict = verify_harness.verify_run(child_dir, course_root=self.reference())
         self.keep_round(number, verdict=verdict)
         if verdict["result"] == "fail":
-            self.verdict.fail(f"第 {number} 次尝试（state {state}）的子运行 {self.show(child_run)} 没有通过独立核对："
-                              f"{verdict_said(verdict)}循环怎样结束都不改变子运行留下的证据，它被改动过。")
-        self.verdict.needs_person(
-            f"第 {number} 次尝试状态为 {state}（子运行 {self.show(child_run)} 的 {child_state_text(child)}）："
-            f"请核对 {self.show(child_run)}/ 里实际留下的输入与产物，不能认定这次动作没做。")
+            self.verdict.add("unfinished_child_failed", number=number, state=state, child=self.show(child_run),
+                             said=verdict_said(verdict))
+        self.verdict.add("attempt_unfinished", number=number, state=state, child=self.show(child_run),
+                         child_state=child_state(child))
 
     def check_candidate(self, number, candidate):
         """The candidate is the script's choice given the feedback recorded before it (compared with the children);
         a model loop's is its proposal's (verifier/proposals.py)."""
-        scenario = self.record["scenario"]
+        scenario, script = self.record["scenario"], SCRIPT.get(self.record["scenario"])
         choice = scripted(scenario, [entry["feedback"] for entry in self.record["attempts"][:number - 1]])
-        if scenario in SCRIPT and candidate["sample"] != choice:
-            self.verdict.fail(f"第 {number} 次尝试的候选 {candidate['sample']} 不是情景 {scenario} 的脚本会提出的"
-                              f"（脚本依次为：{'、'.join(SCRIPT[scenario]) or '不导出'}；根据之前的反馈，这一次是 "
-                              f"{choice or '不导出'}）。")
+        if script is not None and candidate["sample"] != choice:
+            self.verdict.add("candidate_not_scripted", number=number, sample=candidate["sample"], scenario=scenario,
+                             script=list(script) or Finding("script_none"), choice=choice or Finding("script_none"))
         if candidate["sha256"] != self.record["context"]["entries"][f"samples/{candidate['sample']}.json"]:
-            self.verdict.fail(f"第 {number} 次尝试的候选哈希与循环开始时 samples/{candidate['sample']}.json 的指纹不符。")
+            self.verdict.add("candidate_hash", number=number, file=f"samples/{candidate['sample']}.json")
 
     def child_missing(self, number, child_run, state):
+        child = self.show(child_run)
         if self.children_unknown():
-            unreadable = self.workspace.runs_unreadable()
-            self.verdict.needs_person(f"第 {number} 次尝试的子运行 {self.show(child_run)} 无从查看：{self.show('runs')}/ "
-                                      f"无法列出（{gloss(type(unreadable).__name__)}，{type(unreadable).__name__}），"
-                                      "这不等于子运行缺失；请恢复读取权限后再核对。")
+            self.verdict.add("children_unlistable", number=number, child=child, runs=self.show("runs"),
+                             error_type=type(self.workspace.runs_unreadable()).__name__)
             return
         child_name = Path(child_run).name
         other_case = [name for name in self.workspace.runs() if name.lower() == child_name.lower()]
         if other_case:
-            self.verdict.fail(f"记录的子运行 {self.show(child_run)} 不存在，只有名称只差大小写的 "
-                              f"{self.show('runs/' + other_case[0])}：目录被改名或换过。")
+            self.verdict.add("child_other_case", child=child, found=self.show("runs/" + other_case[0]))
         elif state == "done":
-            self.verdict.fail(f"第 {number} 次尝试记录的子运行 {self.show(child_run)} 不存在：证据被删除或移走了。")
+            self.verdict.add("child_deleted", number=number, child=child)
         else:
-            self.verdict.needs_person(f"第 {number} 次尝试状态为 {state}，而 {self.show(child_run)} 不存在：这次尝试"
-                                      f"可能还没来得及创建子运行。请核对 {self.show('runs')}/ 与 {self.record_path} 后再决定。")
+            self.verdict.add("attempt_unfinished_no_child", number=number, state=state, child=child,
+                             runs=self.show("runs"), record=self.record_path)
 
     def check_child_verdict(self, number, child_run, child_dir, child):
         """The child's own verdict: a failed check fails the loop; what its verifier leaves to a person (a clock
@@ -455,31 +442,30 @@ class LoopCheck(Outcome):
         self.keep_round(number, verdict=verdict)
         if verdict.get("notes"):
             self.say_transport(self.show(child_run), verdict["notes"])
-        said = verdict_said(verdict)
+        said, shown_child = verdict_said(verdict), self.show(child_run)
         if verdict["result"] == "needs_human" and child["status"] in ("needs_review", "failed"):
-            self.verdict.needs_person(f"子运行 {self.show(child_run)} 需要人工查看：{said}")
+            note = self.verdict.add("child_needs_human", child=shown_child, said=said)
             if verdict["problems"] == [verdict.get("clock_step")]:
-                self.child_clock_notes.append(self.verdict.notes[-1])
+                self.child_clock_notes.append(note)
         if verdict["result"] != "fail":
             return
-        message = f"子运行 {self.show(child_run)} 没有通过独立核对：{said}"
         attempts = self.record["attempts"]
-        if number == len(attempts) and self.record["reason"] == "unexpected_error":
-            self.verdict.needs_person(message)  # the very evidence that stopped the loop
-        else:
-            self.verdict.fail(message)
+        stopped_by_it = number == len(attempts) and self.record["reason"] == "unexpected_error"
+        # the very evidence that stopped the loop is for a person
+        self.verdict.add("child_failed_at_stop" if stopped_by_it else "child_failed", child=shown_child, said=said)
 
     def compare_with_child(self, number, entry, child_name, child):
         candidate = entry["candidate"]
-        mismatched = [f"{field}（摘要 {shown(recorded)}，子运行 {shown(actual)}）" for field, recorded, actual in (
-            ("run", child_name, child["run"]),  # a copy of another run's evidence keeps its name inside
-            ("candidate.sample", candidate["sample"], child["sample"]),
-            ("candidate.sha256", candidate["sha256"], child["sha256"]),
-            ("status", entry["status"], child["status"]),
-            ("feedback", entry["feedback"], child["feedback"])) if recorded != actual]
+        mismatched = [Finding("mismatch", field=field, recorded=recorded, actual=actual)
+                      for field, recorded, actual in (
+                          ("run", child_name, child["run"]),  # a copy of another run's evidence keeps its name inside
+                          ("candidate.sample", candidate["sample"], child["sample"]),
+                          ("candidate.sha256", candidate["sha256"], child["sha256"]),
+                          ("status", entry["status"], child["status"]),
+                          ("feedback", entry["feedback"], child["feedback"])) if recorded != actual]
         if mismatched:
-            self.verdict.fail(f"第 {number} 次尝试的摘要与子运行 {self.show(entry['child_run'])}/run.json 不符："
-                              f"{'；'.join(mismatched)}。摘要被改动过，或指向了别的运行。")
+            self.verdict.add("summary_mismatch", number=number, child=self.show(entry["child_run"]),
+                             fields=mismatched)
 
     def check_child_names(self):
         """Names as disks hold them: of two child runs a case-insensitive, normalising disk would take for one, one was
@@ -490,14 +476,11 @@ class LoopCheck(Outcome):
             twins.setdefault(disk_key(name), []).append(name)
         for names in twins.values():
             if len(names) > 1:
-                shown_twins = names_said([self.show("runs/" + name) for name in names])
-                self.verdict.fail(f"{shown_twins} 的名称只差大小写（或 Unicode 写法）：在 Windows 和 macOS 的磁盘上它们是"
-                                  "同一个文件夹，放不到一起，其中至少一个是另外做出来的，可能是被藏起来的一次尝试。")
+                self.verdict.add("child_twins", twins=[self.show("runs/" + name) for name in names])
         runs = self.workspace.runs()
         linked = [self.show("runs/" + name) for name in self.workspace.children(self.name) if runs[name]]
         if linked:
-            self.verdict.fail(f"{names_said(linked)} 是符号链接或联接点：子运行必须是这个工作区里真实的文件夹，"
-                              "链接可能指向别的运行的证据（无论 loop.json 是否记录了它）。")
+            self.verdict.add("child_links", links=linked)
 
     def recorded_children(self):
         """The child run names the record's attempts give (runs/NAME-NN), those that are text."""
@@ -522,14 +505,11 @@ class LoopCheck(Outcome):
                 continue
             shown_run = self.show("runs/" + found)
             if key == taken and self.record.get("error_type") in ("FileExistsError", "NameTaken"):
-                self.verdict.needs_person(f"{shown_run} 在循环开始尝试时已被占用（不是本循环创建的）：请核对它来自哪里。")
+                self.verdict.add("run_name_taken", run=shown_run)
             elif self.began_after_loop(found):
-                self.verdict.needs_person(
-                    f"{shown_run} 以本循环的名称为前缀、loop.json 没有记录它，但它在循环结束之后才开始，不是本循环的尝试"
-                    f"（可能是之后用 harness.py --run {found} 单独运行的）：请核对它的来历；以后单独运行请换一个不像子运行的名称。")
+                self.verdict.add("run_after_loop", run=shown_run, name=found)
             else:
-                self.verdict.fail(f"{shown_run} 以本循环的名称为前缀，但 loop.json 没有记录它："
-                                  "可能多执行了一次却从摘要里抹掉了。")
+                self.verdict.add("run_unrecorded", run=shown_run)
 
     def began_after_loop(self, run_name):
         """The run's own started_at lies beyond the loop's finished_at (precision and tolerance allowed)."""
@@ -546,20 +526,17 @@ class LoopCheck(Outcome):
         if release is None or self.swapped(release):
             return
         name, _ = release
-        self.version = f"课程版本 {name}"
+        self.version = Finding("version_release", release=name)
         differ = self.judge_on_recorded_files()
-        self.version_note = (f"{self.record_path} 是用较早的课程版本 {name} 做的：{differ}其余都按现在的规则核对过。"
-                             "请由人对照那一版判断，或在现在的工作区里用新名称重新运行。")
-        self.verdict.needs_person(self.version_note)
+        self.version_note = self.verdict.add("older_release", record=self.record_path, release=name, differ=differ)
 
     def swapped(self, release):
         """A record whose context is RELEASE's (name, schema), of a schema that release's loop never wrote: failed."""
         name, schema = release
         if schema == self.record["schema"] or (schema is None and self.record["schema"] in OLD_SCHEMAS):
             return False
-        self.verdict.fail(f"{self.record_path} 记下的课程文件是较早的版本 {name} 的，而那一版的循环写的记录是 "
-                          f"{schema or 'loop-run/3 或更早的格式'}，写不出 {self.record['schema']}：context 被换成了那一版的，"
-                          "记录被改动过。")
+        self.verdict.add("context_swapped", record=self.record_path, release=name,
+                         wrote=schema or Finding("schema_v3_or_older"), schema=self.record["schema"])
         return True
 
     def judge_on_recorded_files(self):
@@ -572,8 +549,8 @@ class LoopCheck(Outcome):
         differ = [rel for rel in sorted(recorded) if rel in current and recorded[rel] != current[rel]]
         if not differ:
             return ""
-        unread = f"，子运行的产物没有按其中的 {'、'.join(reference.unread)} 重新核对" if reference.unread else ""
-        return f"{self.workspace.course.label()}与它记下的 {'、'.join(differ)} 不同{unread}；"
+        unread = Finding("unread", files=list(reference.unread)) if reference.unread else ""
+        return Finding("course_differs", course=self.workspace.course.label(), files=differ, unread=unread)
 
     def check_context(self):
         recorded = self.record["context"]["entries"]
@@ -582,18 +559,13 @@ class LoopCheck(Outcome):
         own = self.record.get("model", {}).get("script") if self.schema.calls_model else None
         if own in changed and own not in SHIPPED_MODELS and current[own] == "missing":  # not handed in: unknown
             changed.remove(own)
-            self.verdict.needs_person(f"开发模型的脚本 {shown(own)} 不在这个工作区里：它不是课程文件（交作业只打包 loop-runs/"
-                                      "和 runs/），核对不了这个循环用的是哪个开发模型。请把脚本一起交上来，或用工作区自带的"
-                                      "开发模型重新运行。")
+            self.verdict.add("model_script_missing", script=own)
         if not changed or self.version:  # an earlier release's files: judge_on_recorded_files said which differ
             return
         if self.workspace.course.root == self.workspace.root:
-            self.verdict.fail("这些文件与循环开始时的指纹不同：" + "、".join(changed)
-                              + "。请找到与记录相符的版本再核对（没有 git 时：从课程 ZIP 里重新取出原样的文件，"
-                                "或用改动前留的备份放回），不要改写记录里的指纹。")
+            self.verdict.add("context_changed", files=changed)
         else:
-            self.verdict.fail(f"循环开始时这些文件与{self.workspace.course.label()}不同：" + "、".join(changed)
-                              + "。学生用的课程文件被改过，这个循环不能算数；请学生换回课程原版文件后用新名称重新运行。")
+            self.verdict.add("course_changed", course=self.workspace.course.label(), files=changed)
 
     def check_times(self, schema):
         """The monotonic readings judge the budgets and the order of events, the children's own durations among them
@@ -604,24 +576,20 @@ class LoopCheck(Outcome):
         for number, child_run, started, finished, duration in self.child_times:
             for field, text in (("started_at", started), ("finished_at", finished)):
                 if text is not None and moment(text) is None:
-                    self.verdict.fail(f"{self.show(child_run)}/run.json 的 {field} 是 {shown(text)}，"
-                                      "不是 UTC 时间（如 2026-01-01T00:00:00Z）。")
+                    self.verdict.add("child_time_format", child=self.show(child_run), field=field, value=text)
             children[number] = (child_run, started, finished, duration)
         self.durations = {number: times[-1] for number, times in children.items()}
         problems = offset_problems(self.record, self.durations)
         for problem in problems:
-            self.verdict.fail(problem)
+            self.verdict.keep(problem)
         if problems:
-            self.verdict.notes = [note for note in self.verdict.notes if note not in self.child_clock_notes]
+            self.verdict.notes = [note for note in self.verdict.notes
+                                  if not any(note is said for said in self.child_clock_notes)]
             return
         finding = wall_clock_finding(clock_events(self.record, children, schema.paired))
         if finding:  # said again with the children's paths as the person types them from here
             shown_children = {number: (self.show(run), *times) for number, (run, *times) in children.items()}
-            finding = wall_clock_finding(clock_events(self.record, shown_children, schema.paired))
-        if finding and finding[0] == "fail":
-            self.verdict.fail(finding[1])
-        elif finding:
-            self.verdict.needs_person(finding[1])
+            self.verdict.keep(wall_clock_finding(clock_events(self.record, shown_children, schema.paired)))
 
     # --- each attempt's decision and timeout; what each round derived, kept for --explain ---------------
 
@@ -635,14 +603,15 @@ class LoopCheck(Outcome):
         return self.rounds[number - 1]
 
     def child_list(self):
-        """The recorded child runs as paths; one that does not exist is said to be absent."""
+        """The recorded child runs as paths (findings of kind `child_listed`); one that does not exist is said to be
+        absent."""
         runs = self.workspace.runs()
-        shown_runs = [self.show(entry["child_run"]) + "/" + ("" if Path(entry["child_run"]).name in runs
-                                                              else "（不存在，可能还没创建）")
-                      for entry in self.record["attempts"]]
-        return "、".join(shown_runs) or f"{self.show('runs')}/（没有子运行）"
+        listed = [Finding("child_listed" if Path(entry["child_run"]).name in runs else "child_absent",
+                          child=self.show(entry["child_run"])) for entry in self.record["attempts"]]
+        return listed or [Finding("no_children", runs=self.show("runs"))]
 
 
 def verdict_said(verdict):
-    """The problems verify_harness found in a child, on one line each cut, joined into one sentence."""
-    return "；".join(one_line(problem, MESSAGE_CHARS).rstrip("。") for problem in at_most(verdict["problems"])) + "。"
+    """The problems verify_harness found in a child, on one line each cut, joined into one sentence (the lesson-13
+    verifier's own words: its findings are its own)."""
+    return "；".join(one_line(str(problem), MESSAGE_CHARS).rstrip("。") for problem in at_most(verdict["problems"])) + "。"

@@ -14,8 +14,9 @@ a person, named for what it is: a wall clock that steps once (NTP sets it back, 
 later while the monotonic clock stood still), and, where a time budget ran out mid-loop, a pause between two
 readings that only the loop's own steps separate (a slow disk, a paused process, or readings moved on). It does
 not import loop_lab.py, harness.py, export_review.py or machinery/; it shares only verifier/records.py's copy of
-the rules (timestamps and their precision, the scenarios).
+the rules (timestamps and their precision, the scenarios); its findings' words are verifier/findings.py's.
 """
+from verifier.findings import Finding
 from verifier.records import PRECISION, ROUNDING, TOLERANCE, is_reading, moment, shown
 from verifier.resumed import Segments, segment_problems
 
@@ -33,7 +34,7 @@ TOOL_WAIT = {"slow": 3}
 
 
 class Reading:
-    """One monotonic reading of the record, with how a person names it."""
+    """One monotonic reading of the record, with how a person names it (a finding of kind `reading_*`)."""
 
     def __init__(self, label, value):
         self.label, self.value = label, value
@@ -45,8 +46,8 @@ def decided(entry):
 
 
 def in_segments(record):
-    """[(segment k, the numbers of the attempts that started in it)] in the order the loop ran them; one segment (k
-    None) for a record with none yet, or an older record."""
+    """(Segments, [(segment k, the numbers of the attempts that started in it)] in the order the loop ran them); one
+    segment (k None) for a record with none yet, or an older record."""
     plan = Segments(record)
     if not plan.list:
         return plan, [(None, list(range(1, len(record["attempts"]) + 1)))]
@@ -61,18 +62,18 @@ def readings(record):
     (plan, grouped), found = in_segments(record), []
     for k, numbers in grouped:
         start = 0 if k is None else plan.start(k)
-        found.append(Reading("循环的第一份记录" if not k else f"segments[{k}] 的 started_offset（续跑）", start))
-        found += [Reading(f"第 {n} 次尝试的 decision.decided_offset（续跑时的判断）", decided(plan.attempts[n - 1]))
+        found.append(Reading(Finding("reading_origin") if not k else time_of(f"segments[{k}]", "started_offset"), start))
+        found += [Reading(Finding("reading_judged", number=n), decided(plan.attempts[n - 1]))
                   for n in range(1, len(plan.attempts) + 1) if k and plan.judged_in(n) == k]
         for n in numbers:
             entry, later = plan.attempts[n - 1], plan.judged_in(n) is not None
-            found += [Reading(f"第 {n} 次尝试的 {field}", value) for field, value in (
+            found += [Reading(Finding("reading_attempt", number=n, field=field), value) for field, value in (
                 ("started_offset", entry["started_offset"]), ("finished_offset", entry["finished_offset"]),
                 ("decision.decided_offset", None if later else decided(entry))) if value is not None]
-        if k is None or k == len(plan.list) - 1:
-            found += [Reading("elapsed_seconds", record["elapsed_seconds"])] if record["status"] != "running" else []
+        if (k is None or k == len(plan.list) - 1) and record["status"] != "running":
+            found.append(Reading(Finding("reading_elapsed"), record["elapsed_seconds"]))
         if k is not None:
-            found.append(Reading(f"segments[{k}] 的 elapsed_seconds", plan.end(k)))
+            found.append(Reading(time_of(f"segments[{k}]", "elapsed_seconds"), plan.end(k)))
     return found
 
 
@@ -81,20 +82,20 @@ def offset_problems(record, durations):
     (the loop's own check is `>=`), a reading earlier than the one before it, a child (DURATIONS: attempt number ->
     its run.json's duration_seconds) whose own duration is longer than its attempt, a segment's wall reading apart
     from its start time, segments that do not add up (verifier/resumed.py; then nothing else is placed by them).
-    Chinese, naming the attempt."""
+    Findings, naming the attempt."""
     problems = segment_problems(record)
     if problems:
         return problems
     max_seconds = record["budget"]["max_seconds"]
     for number, entry in enumerate(record["attempts"], 1):
         if entry["started_offset"] >= max_seconds:
-            problems.append(f"第 {number} 次尝试开始时的读数是 {shown(entry['started_offset'])} 秒，已达到时间预算 max_seconds="
-                            f"{shown(max_seconds)}：循环在读数达到预算时就停下，不会再开始新的尝试，时间或预算被改动过。")
+            problems.append(Finding("started_past_budget", number=number, offset=entry["started_offset"],
+                                    budget=max_seconds))
     latest = None
     for reading in readings(record):
         if latest and reading.value < latest.value:
-            problems.append(f"{reading.label}（{shown(reading.value)}）早于{latest.label}（{shown(latest.value)}）："
-                            "单调时钟不会倒退，时间被改动过。")
+            problems.append(Finding("reading_backwards", later=reading.label, value=reading.value,
+                                    earlier=latest.label, before=latest.value))
         else:
             latest = reading
     return problems + child_problems(record, durations) + anchor_problems(record)
@@ -110,9 +111,8 @@ def child_problems(record, durations):
         known = is_reading(duration) and finished is not None
         if not known or round(duration - finished + entry["started_offset"], 3) <= COARSE:
             continue
-        span = f"{shown(entry['started_offset'])} 到 {shown(finished)}，{finished - entry['started_offset']:.3f} 秒"
-        problems.append(f"第 {number} 次尝试的子运行自己的单调时钟量得它运行了 {shown(duration)} 秒，比这次尝试的两个读数之间"
-                        f"（{span}）还长：它在这次尝试里运行，同一台机器的单调时钟不会这样，时间被改动过（日历时间的跳变解释不了它）。")
+        problems.append(Finding("child_longer", number=number, duration=duration, started=entry["started_offset"],
+                                finished=finished, span=finished - entry["started_offset"]))
     return problems
 
 
@@ -136,31 +136,30 @@ def anchor_problems(record):
     for k, segment in enumerate(Segments(record).list):
         wall = segment["wall_minus_monotonic"] + segment["started_offset"]
         if not wall - PRECISION - ROUNDING <= moment(segment["started_at"]) <= wall + ROUNDING:
-            problems.append(f"segments[{k}] 的 started_at（{segment['started_at']}）与它的 wall_minus_monotonic"
-                            f"（{shown(wall)}）不是同一个时刻：循环把同一次日历时间的读数写成这两项，记录被改动过。")
+            problems.append(Finding("segment_anchor", where=f"segments[{k}]", started=segment["started_at"], wall=wall))
     return problems
 
 
 def pauses(record, durations, scenario):
-    """For a time budget spent mid-loop: a text for a person for each stretch between two readings that only the
+    """For a time budget spent mid-loop: a finding for a person for each stretch between two readings that only the
     loop's own steps separate and that took longer than CHECK_GAP. The budget ran out on the monotonic clock, and
     time an honest loop does not spend there (a process paused, a very slow disk, or readings moved on) decides
     whether the stop is the table's or the machine's. DURATIONS as for offset_problems; SCENARIO's stand-in tool
     (TOOL_WAIT) waits inside each attempt."""
     (plan, grouped), found = in_segments(record), []
     for k, numbers in grouped:
-        before = (("循环写好第一份记录（单调时钟的原点）", 0, "循环在这两个读数之间什么也不做") if not k else
-                  (f"第 {k + 1} 段的开始（续跑）", plan.start(k), "续跑只核对进行中的那次尝试留下的、写一次记录"))
+        before = ((Finding("moment_origin"), 0, Finding("doing_nothing")) if not k else
+                  (time_of(f"segments[{k}]", "started_offset"), plan.start(k), Finding("doing_judgement")))
         for n in range(1, len(plan.attempts) + 1):
             if k and plan.judged_in(n) == k:
-                found += gap(before, f"续跑时对第 {n} 次尝试的判断", decided(plan.attempts[n - 1]))
-                before = (f"续跑时对第 {n} 次尝试的判断", decided(plan.attempts[n - 1]), "循环只写一次记录")
+                found += gap(before, Finding("moment_judged", number=n), decided(plan.attempts[n - 1]))
+                before = (Finding("moment_judged", number=n), decided(plan.attempts[n - 1]), Finding("doing_write"))
         for n in numbers:
-            found += gap(before, f"第 {n} 轮的预算检查", plan.attempts[n - 1]["started_offset"])
+            found += gap(before, Finding("moment_budget_check", number=n), plan.attempts[n - 1]["started_offset"])
             found, before = attempt_pauses(found, n, plan, durations.get(n), TOOL_WAIT.get(scenario, 0))
             if before is None:  # the segment ended in this attempt: a resume judged it
                 break
-    return found + gap(before, "停下那一轮的预算检查", record["elapsed_seconds"]) if before else found
+    return found + gap(before, Finding("moment_last_check"), record["elapsed_seconds"]) if before else found
 
 
 def attempt_pauses(found, number, plan, duration, tool):
@@ -171,40 +170,40 @@ def attempt_pauses(found, number, plan, duration, tool):
     if finished is None or entry["state"] == "unknown":  # cut off: what it did is not known
         return found, None
     child = duration if is_reading(duration) else 0
-    waited = f"和替身工具的 {tool} 秒" if tool else ""
-    found += stretch(f"第 {number} 次尝试里，除了子运行自己的 {child:.3f} 秒{waited}，", finished - started - child - tool,
-                     "提出候选、核对 23 个受监视文件、写一次记录、子运行读课程文件和写记录、独立核对子运行")
+    waited = Finding("tool_wait", seconds=tool) if tool else ""
+    found += stretch(Finding("pause_in_attempt", number=number, child=child, tool=waited),
+                     finished - started - child - tool, Finding("doing_attempt"))
     if plan.judged_in(number) is not None:
         return found, None
     if decision is None:  # older loops: no reading between the attempt's end and the next budget check
-        return found, (f"第 {number} 次尝试结束", finished, "循环只核对受监视文件、写一次记录")
-    found += gap((f"第 {number} 次尝试结束", finished, "循环只核对 23 个受监视文件"), "做决定", decision)
-    return found, (f"第 {number} 次尝试的决定", decision, "循环只写一次记录")
+        return found, (Finding("moment_attempt_end", number=number), finished, Finding("doing_check_and_write"))
+    found += gap((Finding("moment_attempt_end", number=number), finished, Finding("doing_check")),
+                 Finding("moment_decision"), decision)
+    return found, (Finding("moment_decided", number=number), decision, Finding("doing_write"))
 
 
 def gap(before, after, reading):
     """stretch() between the reading BEFORE (its label, value and what the loop does next) and READING."""
     label, value, did = before
-    return stretch(f"从{label}（{shown(value)}）到{after}（{shown(reading)}），", reading - value, did)
+    return stretch(Finding("pause_between", since=label, start=value, until=after, end=reading), reading - value, did)
 
 
 def stretch(where, seconds, did):
     if round(seconds, 3) <= CHECK_GAP:  # readings have 3 decimals: their difference too
         return []
-    return [f"时间预算在中途用完，而{where}用了 {seconds:.3f} 秒（{did}，诚实的机器不到 {CHECK_GAP} 秒）：进程被暂停过"
-            "（例如 Ctrl-Z、调试器、电脑休眠）、磁盘或网络盘极慢，或者读数被改过。请向运行者确认，由人决定是否采信这个"
-            " time_budget 停止。"]
+    return [Finding("pause", where=where, seconds=seconds, did=did, most=CHECK_GAP)]
 
 
 class Event:
-    """A wall time of the record and the monotonic readings it lies between (one when it was read with it)."""
+    """A wall time of the record and the monotonic readings it lies between (one when it was read with it); its LABEL
+    a finding of kind `time_of`."""
 
     def __init__(self, label, text, low, high, wall=None, shift=0):
         self.label, self.text, self.low, self.high = label, text, low + shift, high + shift
         self.wall = moment(text) if wall is None else wall
 
     def said(self):
-        return f"{self.label}（{self.text}）"
+        return Finding("time_said", label=self.label, text=self.text)
 
 
 def clock_events(record, children, paired):
@@ -215,21 +214,22 @@ def clock_events(record, children, paired):
     its name, that is before its first reading. Times that are none are left out."""
     end, (plan, grouped) = last_reading(record), in_segments(record)
     end = float("inf") if end is None else end
-    events = [Event("loop.json 的 started_at", record["started_at"], float("-inf"), 0)]
+    events = [Event(time_of("loop.json", "started_at"), record["started_at"], float("-inf"), 0)]
     for k, numbers in grouped:
         # a segment's own wall clock: shifted onto the first segment's, so the gap between them is no clock step
         shift = plan.list[k]["wall_minus_monotonic"] - plan.list[0]["wall_minus_monotonic"] if k else 0
         if k is not None:
             origin, segment = plan.start(k), plan.list[k]
-            events += [Event(f"segments[{k}] 的 started_at", segment["started_at"], origin, origin, shift=shift),
-                       Event(f"segments[{k}] 的 wall_minus_monotonic", shown(segment["wall_minus_monotonic"]), origin,
-                             origin, wall=segment["wall_minus_monotonic"] + origin, shift=shift)]
+            events += [Event(time_of(f"segments[{k}]", "started_at"), segment["started_at"], origin, origin,
+                             shift=shift),
+                       Event(time_of(f"segments[{k}]", "wall_minus_monotonic"), shown(segment["wall_minus_monotonic"]),
+                             origin, origin, wall=segment["wall_minus_monotonic"] + origin, shift=shift)]
         for number in numbers:
             events += attempt_events(record, number, children, paired, shift)
     if record["finished_at"] is not None:
         stopped = end if paired or record["reason"] != "time_budget" else float("inf")  # read after its budget check
         shift = plan.list[-1]["wall_minus_monotonic"] - plan.list[0]["wall_minus_monotonic"] if plan.list else 0
-        events.append(Event("loop.json 的 finished_at", record["finished_at"], end, stopped, shift=shift))
+        events.append(Event(time_of("loop.json", "finished_at"), record["finished_at"], end, stopped, shift=shift))
     return [event for event in events if event.wall is not None]
 
 
@@ -242,16 +242,21 @@ def attempt_events(record, number, children, paired, shift):
     until = float("inf") if until is None else until
     child, child_started, child_finished, duration = children.get(number, (None, None, None, None))
     ran = duration if is_reading(duration) and duration <= until - started else 0
-    events = [Event(f"第 {number} 次尝试的 started_at", entry["started_at"], started,
+    events = [Event(Finding("reading_attempt", number=number, field="started_at"), entry["started_at"], started,
                     started if paired else until - ran, shift=shift)]
     if child:
-        events += [Event(f"{child}/run.json 的 started_at", child_started, started, until - ran, shift=shift),
-                   Event(f"{child}/run.json 的 finished_at", child_finished, started + ran, until, shift=shift)]
+        events += [Event(time_of(f"{child}/run.json", "started_at"), child_started, started, until - ran, shift=shift),
+                   Event(time_of(f"{child}/run.json", "finished_at"), child_finished, started + ran, until,
+                         shift=shift)]
     if finished is not None:
         adopted = (entry.get("resume") or {}).get("found") == "complete_child"
-        events.append(Event(f"第 {number} 次尝试的 finished_at", entry["finished_at"], started + ran if adopted else
-                            finished, finished, shift=shift))
+        events.append(Event(Finding("reading_attempt", number=number, field="finished_at"), entry["finished_at"],
+                            started + ran if adopted else finished, finished, shift=shift))
     return events
+
+
+def time_of(where, field):
+    return Finding("time_of", where=where, field=field)
 
 
 def skew_range(events):
@@ -271,8 +276,9 @@ def agreeing(events):
 
 
 def wall_clock_finding(events):
-    """None when the wall times agree with the readings; else ("needs_human", text) naming the one step of
-    the wall clock that explains them, or ("fail", text) when no single step does."""
+    """None when the wall times agree with the readings; else a finding for a person naming the one step of the
+    wall clock that explains them (`clock_set_back`, `clock_slept`), or one that fails (`clock_breaks*`) when no
+    single step does."""
     beginnings, endings = agreeing(events), agreeing(events[::-1])[::-1]  # EVENTS[:k] agree, EVENTS[k:] agree
     if beginnings[-1]:
         return None
@@ -280,37 +286,25 @@ def wall_clock_finding(events):
     if not splits:
         first = breaks(events)
         second = first + breaks(events[first:])
-        places = "，又".join(f"在{spaced(events[k - 1].said())}与{spaced(events[k].said())}之间" for k in (first, second)
-                            if k < len(events))
-        return "fail", (f"墙上时间与单调时钟的读数至少{places}各对不上一次，一次时钟跳变解释不了："
-                        "诚实的机器不会这样，时间被改动过。")
+        places = [between(events[k - 1], events[k]) for k in (first, second) if k < len(events)]
+        return Finding("clock_breaks", first=places[0], second=places[1]) if len(places) > 1 else \
+            Finding("clock_breaks_once", first=places[0])
     before, after = events[:splits[0]], events[splits[-1]:]
     step = middle(after) - middle(before)
-    where = f"在{spaced(before[-1].said())}与{spaced(after[0].said())}之间"
-    gap = max(after[0].low - before[-1].high, 0)
-    cause = (f"系统时钟{where}被往回调了约 {duration(-step)}（例如 NTP 校时）" if step < 0 else
-             f"{where}电脑休眠过约 {duration(step)}，或系统时钟被往前调了这么多（单调时钟在这段只走了 {gap:.3f} 秒）")
-    return "needs_human", (f"墙上时间与单调时钟的读数在一处对不上：{cause}。诚实的机器也会这样，这不是改动过的证据；"
-                           "请向运行者确认这台电脑的时钟，由人决定是否采信。")
+    where = between(before[-1], after[0])
+    if step < 0:
+        return Finding("clock_set_back", where=where, seconds=-step)
+    return Finding("clock_slept", where=where, seconds=step, gap=max(after[0].low - before[-1].high, 0))
+
+
+def between(earlier, later):
+    return Finding("between", first=earlier.said(), second=later.said())
 
 
 def breaks(events):
     """Where EVENTS stop agreeing: the length of their longest agreeing beginning."""
     beginnings = agreeing(events)
     return beginnings.index(False) - 1 if False in beginnings else len(events)
-
-
-def spaced(text):
-    """TEXT after a Chinese word: a space before a path or a field name, as the workspace writes them."""
-    return f" {text}" if text[:1].isascii() else text
-
-
-def duration(seconds):
-    """SECONDS as a person reads a clock step: seconds, minutes, hours or days."""
-    for unit, size in (("天", 86400), ("小时", 3600), ("分钟", 60)):
-        if seconds >= 2 * size:
-            return f"{round(seconds / size)} {unit}"
-    return f"{round(seconds)} 秒"
 
 
 def middle(events):

@@ -6,8 +6,10 @@ independent verdict and the decision with its reason, with the round's monotonic
 stop. A resumed loop's segments are said where each began (how the one before ended, the gap, the budget used),
 and the judgement of the attempt in flight inside its round, before its decision. Wherever the loop's record
 claims something else, a line starting with "≠" puts its claim beside
-the verifier's. Plain Chinese for stderr; every line is cut to under 100 characters and escaped (a
-student chose the folder names and could have edited any recorded text).
+the verifier's: that line is a finding (a `Differs`, its kind of severity `differs` in verifier/findings.py), so
+whatever lays out the same rounds (`views()`) marks it by its kind. Plain Chinese for stderr;
+every line is cut to under 100 characters and escaped (a student chose the folder names and could have edited any
+recorded text).
 Part of verify_loop: it imports nothing of loop_lab.py, harness.py, export_review.py or machinery/; it uses
 cli.display_path, records.py's copy of the rules and outcome.py's re-derivation of the stop.
 """
@@ -15,6 +17,7 @@ import re
 from unicodedata import east_asian_width
 
 from cli import display_path
+from verifier.findings import Finding
 from verifier.outcome import boundary_stop, said
 from verifier.records import (CONTINUE, DECISION_STOPS, MESSAGE_CHARS, ROUNDING, SCRIPT, decision_pair,
                               expected_outcome, is_number, one_line, scripted)
@@ -36,6 +39,15 @@ UNJUDGED = {"running": "记录仍是 running：循环可能被强制结束，或
             "attempt_timeout": "{child} 超过单次时限被终止，结果不知道"}
 
 
+class Differs(str):
+    """A "≠" line: its text, and FINDING, the record's claim the evidence does not support (kind and fields)."""
+
+    def __new__(cls, finding, indent="  "):
+        line = super().__new__(cls, f"{indent}≠ {finding.sentence()}")
+        line.finding = finding
+        return line
+
+
 def account(check):
     """The account of CHECK (a LoopCheck after its checks ran), as text for stderr."""
     lines = [f"核对过程：{display_path(check.loop_dir)}（验证器按证据自己推导；“≠”后是循环记录里不同的说法）"]
@@ -54,7 +66,10 @@ FOUND_SAID = {"no_child": "{child} 不存在：unknown，计一次尝试，没�
               "finished_undecided": "这次尝试已做完、还没有决定：按平常的规则决定"}
 
 
-def rounds(check):
+def views(check):
+    """(the header lines, [(a Round, its lines)], the ending lines) of a judged CHECK: the account, round by round;
+    a line is text, or a Differs. A resumed loop's segments begin where their resume found them: before a round,
+    inside the round whose attempt was in flight (before its decision), or before the ending."""
     record, plan, said_segments = check.record, Segments(check.record), set()
 
     def began(count, upto=len(plan.list)):
@@ -62,10 +77,8 @@ def rounds(check):
         ks = [k for k in range(1, min(upto + 1, len(plan.list))) if plan.after[k] == count and k not in said_segments]
         said_segments.update(ks)
         return [line for k in ks for line in segment_lines(record, k)]
-    lines = [*header(record), *began(0)]
-    for round_ in check.rounds:
-        lines += round_lines(check, round_, began) + began(round_.number)
-    return lines + ending(check)
+    each = [(round_, began(round_.number - 1) + round_lines(check, round_, began)) for round_ in check.rounds]
+    return header(record), each, began(len(check.rounds)) + ending(check)
 
 
 def segment_lines(record, k):
@@ -87,8 +100,13 @@ def judgement_lines(check, round_):
     if judged["found"] != "finished_undecided":
         shows = "no_child" if child is None else "complete_child" if child["status"] in FINISHED else "partial_child"
         if shows != judged["found"]:
-            lines.append(f"  ≠ 子运行现在的样子是 {shows}，与续跑时记下的 {judged['found']} 不同")
+            lines.append(Differs(Finding("differs_judgement", shows=shows, found=judged["found"])))
     return lines
+
+
+def rounds(check):
+    top, each, end = views(check)
+    return [*top, *(line for _, lines in each for line in lines), *end]
 
 
 def header(record):
@@ -118,7 +136,7 @@ def round_lines(check, round_, began):
     return [f"第 {number} 轮{readings(entry)}",
             f"  预算检查：第 {number} 次尝试，上限 {budget['max_attempts']} 次；{used}，"
             f"预算 {budget['max_seconds']} 秒{calls_used(check, number)}：" + ("预算已用完，不该开始" if late else "可以开始"),
-            *(["  ≠ 循环却开始了这次尝试"] if late else []),
+            *([Differs(Finding("differs_started_late"))] if late else []),
             *(proposal_lines(record, number, entry["candidate"]) if not check.proposals else
               model_lines(check, number, entry["candidate"])),
             "  范围检查：export 三个已知样例之一，在允许范围内，执行",
@@ -134,10 +152,11 @@ def proposal_lines(record, number, candidate):
     lines = [f"  提出候选：export {sample}（{digest(candidate['sha256'], sample)}）"
              + (f"：情景脚本的第 {number} 个候选" if choice == sample else "")]
     if choice != sample:
-        lines.append(f"  ≠ 情景 {record['scenario']} 的脚本第 {number} 步不会提出它（脚本：{'、'.join(script) or '不导出'}；"
-                     f"根据之前的反馈是 {choice or '不导出'}）")
+        lines.append(Differs(Finding("differs_not_scripted", scenario=record["scenario"], number=number,
+                                     script=list(script) or Finding("script_none"),
+                                     choice=choice or Finding("script_none"))))
     if candidate["sha256"] != record["context"]["entries"][f"samples/{sample}.json"]:
-        lines.append(f"  ≠ 哈希与循环开始时 samples/{sample}.json 的指纹不同")
+        lines.append(Differs(Finding("differs_hash", file=f"samples/{sample}.json")))
     return lines
 
 
@@ -192,7 +211,8 @@ def digest(sha256, sample):
 
 def stop(status, reason):
     """A recorded stop as the loop writes it (status/reason); a record that never stopped has no reason."""
-    return f"{status}/{one_line(reason)}" if isinstance(reason, str) else f"{one_line(status)}，没有停止原因"
+    return Finding("stop_pair", status=status, reason=reason) if isinstance(reason, str) else \
+        Finding("stop_none", status=status)
 
 
 def child_lines(check, round_):
@@ -201,13 +221,13 @@ def child_lines(check, round_):
     done = entry["state"] == "done"
     if child is None:
         return [f"  子运行：{where} 不存在" + ("" if done or entry.get("resume") else "（尝试没有做完，可能还没创建）"),
-                *(outcome("  ≠ loop.json 却记为做完了，子运行", entry["status"], entry["feedback"]) if done else []),
+                *(differs_outcome("differs_done_without_child", entry["status"], entry["feedback"]) if done else []),
                 *timeout_lines(entry, None), *verdict_lines(entry, verdict)]
     lines = outcome(f"  子运行：{where}，run.json ", child["status"], child["feedback"])
     if child["sample"] != entry["candidate"]["sample"]:
-        lines.append(f"  ≠ 子运行导出的是 {child['sample']}，不是记录的候选")
+        lines.append(Differs(Finding("differs_child_sample", sample=child["sample"])))
     if done and (entry["status"], entry["feedback"]) != (child["status"], child["feedback"]):
-        lines += outcome("  ≠ loop.json 的摘要却说子运行", entry["status"], entry["feedback"])
+        lines += differs_outcome("differs_summary", entry["status"], entry["feedback"])
     return lines + timeout_lines(entry, child) + verdict_lines(entry, verdict)
 
 
@@ -219,9 +239,9 @@ def timeout_lines(entry, child):
     lines = [f"  执行器：到单次时限 {timeout['seconds']} 秒时终止（等了 {timeout['waited_seconds']:.3f} 秒）；"
              f"记下的遗留：{left(timeout['inventory'])}"]
     if child and child["status"] in ("needs_review", "failed", "needs_human"):
-        lines.append("  ≠ 记为超时，而子运行的 run.json 已经结束：做完了的尝试不算超时")
+        lines.append(Differs(Finding("differs_timed_out_finished")))
     if timeout["waited_seconds"] < timeout["seconds"] - ROUNDING:
-        lines.append("  ≠ 等待没有到时限：没到时限的尝试不会被终止")
+        lines.append(Differs(Finding("differs_wait_short")))
     return lines
 
 
@@ -245,11 +265,24 @@ def verdict_lines(entry, verdict):
 
 def outcome(head, status, feedback):
     """HEAD with a child's status, its feedback on a line of its own."""
+    said_status, feedback_line = outcome_said(status, feedback)
+    return [f"{head}{said_status}", *feedback_line]
+
+
+def differs_outcome(kind, status, feedback):
+    """The "≠" line KIND naming a child's status as the record claims it, its feedback on a line of its own."""
+    said_status, feedback_line = outcome_said(status, feedback)
+    return [Differs(Finding(kind, outcome=said_status)), *feedback_line]
+
+
+def outcome_said(status, feedback):
+    """(a child's status as a finding, [its feedback as a line]) for outcome()."""
     if status is None:
-        return [f"{head}没有结束（status 为 null）"]
+        return Finding("outcome_none"), []
     if not feedback:
-        return [f"{head}为 {status}" + ("：导出并通过机械检查" if status == "needs_review" else "")]
-    return [f"{head}为 {status}", f"    反馈：{one_line(feedback['error_type'])}：{one_line(feedback['message'])}"]
+        return Finding("outcome_passed" if status == "needs_review" else "outcome", status=status), []
+    return Finding("outcome", status=status), [
+        f"    反馈：{one_line(feedback['error_type'])}：{one_line(feedback['message'])}"]
 
 
 def decision_lines(check, round_):
@@ -269,7 +302,7 @@ def decision_lines(check, round_):
         why = (f"停止 {recorded[1]}（{error_type}）：依据不在子运行里" if recorded
                else "没有（null）：记录停在决定之前")
         return lines + [f"  循环记录的决定：{why}，成立"]
-    return lines + [f"  ≠ 循环记录的决定：{said(recorded)}"]
+    return lines + [Differs(Finding("differs_decision", recorded=said(recorded)))]
 
 
 def ending(check):
@@ -293,9 +326,11 @@ def ending(check):
         return lines + [f"停止：{stop(status, reason)}（{why}）：不按情景预期判断，交给人"]
     supported = DECISION_STOPS[last[1]] if last and last[0] == "stop" else boundary_stop(record, count)
     if supported is None:
-        return lines + [f"停止：证据不支持停下，循环本应继续", f"≠ 循环记录的停止：{stop(status, reason)}，共 {count} 次尝试"]
+        return lines + ["停止：证据不支持停下，循环本应继续",
+                        Differs(Finding("differs_stop_went_on", stop=stop(status, reason), count=count), indent="")]
     if supported != (status, reason):
-        return lines + [f"停止：证据支持 {'/'.join(supported)}", f"≠ 循环记录的停止：{stop(status, reason)}"]
+        return lines + [f"停止：证据支持 {'/'.join(supported)}",
+                        Differs(Finding("differs_stop", stop=stop(status, reason)), indent="")]
     return lines + [f"停止：{stop(status, reason)}，共 {count} 次尝试，与循环的记录相同", *expectation(record, count)]
 
 
@@ -345,7 +380,8 @@ def expectation(record, count):
     expected = expected_outcome(record["scenario"], record["budget"])
     lines = [f"情景预期：{record['scenario']} 在这些预算下是 {expected[0]}/{expected[1]}、{expected[2]} 次尝试"]
     if expected != (record["status"], record["reason"], count):
-        lines.append(f"≠ 记录的是 {record['status']}/{one_line(record['reason'])}、{count} 次尝试")
+        lines.append(Differs(Finding("differs_expected", status=record["status"], reason=record["reason"],
+                                     count=count), indent=""))
     return lines
 
 

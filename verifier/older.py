@@ -11,14 +11,15 @@ stays for a person: older versions did not flush a record to disk before renamin
 
 It does not import loop_lab.py, harness.py, export_review.py or machinery/. What it shares: cli.py's record errors, and
 verify_harness (the lesson-13 verifier, which judges each old child run on its own) and verifier/records.py
-(the table of older schemas, reading and hashing).
+(the table of older schemas, reading and hashing); its findings' words are verifier/findings.py's.
 """
 from pathlib import Path
 
 import verify_harness
 from cli import NotRegularFile, RecordError, TooLarge
+from verifier.findings import Finding
 from verifier.records import (ATTEMPT_KEYS, CHILD_STATUSES, MAX_ATTEMPTS, OLD_SCHEMAS, SAMPLES, SCHEMA, CourseFiles,
-                              combined_fingerprint, is_reading, one_line, read_record_file, shown)
+                              combined_fingerprint, is_reading, one_line, read_record_file)
 from verifier.shape import budget_ok, shape_problems
 
 CANDIDATE_KEYS, CONTEXT_KEYS = ("action", "sample", "sha256"), ("files", "fingerprint", "entries")
@@ -30,8 +31,7 @@ def old_record_problems(record, where):
     table = OLD_SCHEMAS[record["schema"]]
     fields = field_problems(record, table)
     if fields:
-        return [f"{where} 的 schema 是 {record['schema']}，却{'；'.join(fields)}：那个版本的工作区写不出这样的记录，"
-                "schema 被改过，记录被改动过。"]
+        return [Finding("old_fields", record=where, schema=record["schema"], fields=fields)]
     return value_problems(record, table, where)
 
 
@@ -52,29 +52,28 @@ def field_problems(record, table):
 
 
 def differing_fields(prefix, fields, known):
-    """["有它从不写的字段 …", "缺少字段 …"] for FIELDS (a dict) against the KNOWN ones; [] when they are the same."""
+    """The fields beside and missing from the KNOWN ones in FIELDS (a dict), as findings; [] when they are the same."""
     extra = [prefix + one_line(key, 60) for key in fields if key not in known]
     missing = [prefix + key for key in known if key not in fields]
-    return ([f"有它从不写的字段 {'、'.join(extra[:6])}"] if extra else []) + (
-        [f"缺少它总会写的字段 {'、'.join(missing[:6])}"] if missing else [])
+    return ([Finding("old_extra_fields", fields=extra[:6])] if extra else []) + (
+        [Finding("old_missing_fields", fields=missing[:6])] if missing else [])
 
 
 def value_problems(record, table, where):
     """Values the older loop never wrote, and a fingerprint it did not make."""
     problems, attempts = [], record["attempts"]
     if type(attempts) is not list or len(attempts) > MAX_ATTEMPTS:
-        return [f"{where} 的 attempts 不是至多 {MAX_ATTEMPTS} 项的数组：循环从不这样记录，记录被改动过（没有逐项核对）。"]
+        return [Finding("old_attempts_wrong", record=where, most=MAX_ATTEMPTS)]
+    schema = record["schema"]
     if record["scenario"] not in table.scenarios:
-        problems.append(f"{where} 的 scenario 是 {shown(record['scenario'])}：{record['schema']} 的循环只有"
-                        f"{'、'.join(table.scenarios)}，记录被改动过。")
+        problems.append(Finding("old_scenario", record=where, value=record["scenario"], schema=schema,
+                                known=list(table.scenarios)))
     status, reason = record["status"], record["reason"]
     if type(status) is not str or reason not in table.reasons.get(status, ()):
-        problems.append(f"{where} 的停止是 {shown(status)}/{shown(reason)}：{record['schema']} 的循环从不这样停止，"
-                        "记录被改动过。")
+        problems.append(Finding("old_stop", record=where, status=status, reason=reason, schema=schema))
     states = [entry.get("state") for entry in attempts if type(entry) is dict]
     if any(state not in table.states for state in states):
-        problems.append(f"{where} 里有尝试的 state 不是 {'、'.join(table.states)} 之一：{record['schema']} 的循环"
-                        "从不这样记录，记录被改动过。")
+        problems.append(Finding("old_state", record=where, known=list(table.states), schema=schema))
     return problems + context_problems(record, table, where)
 
 
@@ -86,13 +85,13 @@ def context_problems(record, table, where):
             or context.get("files") != len(table.files) or not all(type(sha) is str for sha in entries.values()) \
             or combined_fingerprint(entries) != context.get("fingerprint"):
         extra = [one_line(rel, 60) for rel in entries if rel not in table.files] if type(entries) is dict else []
-        named = f"，它记下了那个版本不监视的 {'、'.join(extra[:3])}{' 等' if len(extra) > 3 else ''}" if extra else ""
-        return [f"{where} 的 context 不是 {record['schema']} 的循环记下的 {len(table.files)} 个文件的指纹"
-                f"（文件、逐文件哈希或合并指纹对不上{named}）：记录被改动过。"]
+        named = Finding("old_context_extra_more" if len(extra) > 3 else "old_context_extra", files=extra[:3]) \
+            if extra else ""
+        return [Finding("old_context", record=where, schema=record["schema"], count=len(table.files), named=named)]
     today = OWN_COURSE.entries()
     if all(entries[rel] == today.get(rel) for rel in table.writers):
-        return [f"{where} 的 schema 是 {record['schema']}，而它记下的 {'、'.join(table.writers)} 就是现在课程里的版本："
-                f"现在的循环只写 {SCHEMA} 记录，写不出 {record['schema']}，schema 被改过，记录被改动过。"]
+        return [Finding("old_today_code", record=where, schema=record["schema"], writers=list(table.writers),
+                        current=SCHEMA)]
     return []
 
 
@@ -105,20 +104,19 @@ def old_shape_problems(record, name):
     if table.attempt_keys == ATTEMPT_KEYS:
         return shape_problems(record, name, table)
     budget, blocked = record["budget"], record["blocked_proposal"]
-    other = [f"run 是 {shown(record['run'])}，与目录名 {shown(name)} 不符。"] if record["run"] != name else []
-    other += [f"attempts 第 {number} 项记录为第 {shown(entry.get('attempt'))} 次：尝试必须按 1..n 依次记录。"
+    other = [Finding("old_run_wrong", value=record["run"], folder=name)] if record["run"] != name else []
+    other += [Finding("old_attempt_number", number=number, value=entry.get("attempt"))
               for number, entry in enumerate(record["attempts"], 1) if entry.get("attempt") != number]
-    problems = [text for holds, text in (
+    problems = [finding for holds, finding in (
         (budget_ok({**budget, "attempt_timeout": None}) if type(budget) is dict else False,
-         f"budget 是 {shown(budget)}：max_attempts 应为 1-5 的整数，max_seconds 应为 0-300 秒。"),
-        (is_reading(record["elapsed_seconds"]), f"elapsed_seconds 是 {shown(record['elapsed_seconds'])}，应为不小于 0 的秒数。"),
+         Finding("old_budget", value=budget)),
+        (is_reading(record["elapsed_seconds"]), Finding("old_elapsed", value=record["elapsed_seconds"])),
         (blocked is None or (type(blocked) is dict and all(type(blocked.get(key)) is str
                                                             for key in ("action", "target", "reason"))),
-         "blocked_proposal 应为 null 或有字符串字段 action、target、reason。")) if not holds]
+         Finding("old_blocked"))) if not holds]
     for number, entry in enumerate(record["attempts"], 1):
         if not attempt_readable(entry):
-            problems.append(f"attempts 第 {number} 项是 {shown(entry)}：应为 export 一个已知样例并带 sha256，"
-                            "feedback 为 null 或 {error_type, message}，做完的尝试记录子运行的状态。")
+            problems.append(Finding("old_attempt_unreadable", number=number, value=entry))
     return problems, other
 
 
@@ -133,31 +131,28 @@ def attempt_readable(entry):
 
 
 def old_child_finding(child_dir, shown_child, schema, reference):
-    """("fail" | "needs_human", text) for the child run CHILD_DIR of a record of the older SCHEMA, or None when it
-    is readable old evidence: its run.json strict, of a child schema of that version, and verify_harness finding
+    """The finding (of severity fail or human) for the child run CHILD_DIR of a record of the older SCHEMA, or None when
+    it is readable old evidence: its run.json strict, of a child schema of that version, and verify_harness finding
     nothing but its age against REFERENCE (the course files the loop record says its children were made on,
     verify_harness.Course.as_recorded). SHOWN_CHILD is the folder as the person types it."""
     record_file = f"{shown_child}/run.json"
     try:
         run, _ = read_record_file(Path(child_dir) / "run.json")
     except FileNotFoundError:
-        return "needs_human", (f"{record_file} 不存在：较早版本的 harness 先建目录、后写记录，中途停下时会这样；"
-                               "请由人查看这个目录里留下了什么。")
+        return Finding("old_child_no_record", file=record_file)
     except RecordError as exc:
         if exc.kind in ("empty", "cut") and not OLD_SCHEMAS[schema].flushed:
-            return "needs_human", (f"{record_file} {exc}：较早版本写记录时没有先写到磁盘，断电或强制结束时会这样，"
-                                   "这不是改动过的证据；请由人查看这个目录里留下了什么。")
-        return "fail", f"{record_file} {exc}：哪个版本的 harness 都不会这样写，记录被改动过。"
+            return Finding("old_child_cut", file=record_file, error=str(exc))
+        return Finding("old_child_not_json", file=record_file, error=str(exc))
     except (NotRegularFile, TooLarge) as exc:
-        return "fail", f"{exc}：哪个版本的 harness 都只写普通的、只有几 KiB 的记录，这不是它写的文件。"
+        return Finding("old_child_not_plain", error=str(exc))
     except OSError as exc:  # no permission: the file is there
-        return "needs_human", f"{record_file} 无法读取（{type(exc).__name__}）：请恢复读取权限后再核对。"
+        return Finding("old_child_unreadable", file=record_file, error_type=type(exc).__name__)
     child_schemas = OLD_SCHEMAS[schema].child_schemas
     if type(run) is not dict or run.get("schema") not in child_schemas:
-        said = one_line(run.get("schema"), 60) if type(run) is dict else "不是 JSON 对象"
-        return "fail", (f"{record_file} 的 schema 是 {said}，循环记录却是 {schema}：那个版本的工作区写下的子运行是 "
-                        f"{'、'.join(child_schemas)}，写不出别的，schema 被改过，记录被改动过。")
+        said = one_line(run.get("schema"), 60) if type(run) is dict else Finding("not_an_object")
+        return Finding("old_child_schema", file=record_file, value=said, schema=schema, schemas=list(child_schemas))
     verdict = verify_harness.verify_run(child_dir, course_root=reference)
     if verdict["result"] == "fail":
-        return "fail", f"子运行 {shown_child} 没有通过独立核对：{one_line('；'.join(verdict['problems']), 600)}"
+        return Finding("child_failed", child=shown_child, said=one_line("；".join(verdict["problems"]), 600))
     return None

@@ -5,13 +5,13 @@ attempt has been compared with its child (it is mixed into LoopCheck, whose verd
 uses): the stop the children and the budgets support, by the lesson's order and the scenario table; each attempt's
 decision by the rules of docs/loop/TASK.md「每一轮的顺序」; an attempt ended at its time limit. A time budget spent
 mid-loop is judged on the record's monotonic readings (verifier/clocks.py). verifier/explain.py renders what these
-derived. It does not import loop_lab.py, harness.py, export_review.py or machinery/; what it shares is cli.py's
-glosses of error types and verifier/records.py's copy of the rules (the scenario table, the stops).
+derived. It does not import loop_lab.py, harness.py, export_review.py or machinery/; what it shares is
+verifier/records.py's copy of the rules (the scenario table, the stops); its findings' words are verifier/findings.py's.
 """
-from cli import gloss
 from verifier.clocks import pauses
+from verifier.findings import Finding
 from verifier.records import (BLOCKED, CONTINUE, DECISION_STOPS, ROUNDING, SCHEMA, UNDECIDED, UNKNOWN_GOES_ON,
-                              decision_pair, expected_outcome, is_number, one_line, shown)
+                              decision_pair, expected_outcome, is_number)
 from verifier.resumed import unknown_count
 
 
@@ -24,19 +24,18 @@ class Outcome:
         status, reason, budget = record["status"], record["reason"], record["budget"]
         count = len(outcomes)
         if count > budget["max_attempts"]:
-            self.verdict.fail(f"记录了 {count} 次尝试，超过了 budget.max_attempts={budget['max_attempts']}。")
+            self.verdict.add("too_many_attempts", count=count, most=budget["max_attempts"])
         stops = child_stops(outcomes)
         for number, stop in enumerate(stops, 1):
             if stop and number < count:
-                self.verdict.fail(f"第 {number} 次尝试之后循环就应停止（{'/'.join(stop)}），记录里却还有第 "
-                                  f"{number + 1} 次尝试。")
+                self.verdict.add("went_on", number=number, stop="/".join(stop), next=number + 1)
         problem = None if self.schema.calls_model else blocked_problem(record)  # a model's: verifier/proposals.py
         if problem:
-            self.verdict.fail(problem)
+            self.verdict.keep(problem)
         proposed = self.proposal_stop()
         if (status in ("running", "interrupted") or reason in ("unexpected_error", "attempt_timeout")) \
                 and proposed != (status, reason, record["error_type"]):
-            self.verdict.needs_person(self.undecided_note())
+            self.verdict.keep(self.undecided_note())
             return
         supported = stops[-1] if count and stops[-1] else proposed[:2] if proposed else boundary_stop(record, count)
         # a stop the children contradict is read first; when a child could not be read, the child comes first
@@ -46,27 +45,23 @@ class Outcome:
         record = self.record
         status, reason, budget = record["status"], record["reason"], record["budget"]
         if supported is None:
-            self.verdict.fail(
-                f"记录的停止 {status}/{one_line(reason)} 没有证据支持：{count} 次尝试之后，子运行既没有通过也没有重复失败，"
-                f"尝试预算（max_attempts={budget['max_attempts']}）没有用完，"
-                f"elapsed_seconds（{record['elapsed_seconds']}）也没有达到 max_seconds，循环本应继续。", first=first)
+            self.verdict.keep(Finding("stop_unsupported", status=status, reason=reason, count=count,
+                                      most=budget["max_attempts"], elapsed=record["elapsed_seconds"]), first=first)
         elif supported != (status, reason):
-            self.verdict.fail(f"子运行与预算支持的结果是 {'/'.join(supported)}，记录却是 {status}/{one_line(reason)}："
-                              "状态或原因与证据不符。", first=first)
+            self.verdict.keep(Finding("stop_contradicted", supported="/".join(supported), status=status, reason=reason),
+                              first=first)
         elif reason == "time_budget" and budget["max_seconds"] > 0:
             # spent mid-loop: judged on the record's monotonic readings (check_times), not by the table; time the loop
             # spent where only its own steps run is for a person
-            for text in pauses(record, self.durations, record["scenario"]):
-                self.verdict.needs_person(text)
+            for finding in pauses(record, self.durations, record["scenario"]):
+                self.verdict.keep(finding)
         elif unknown_count(record):
             return  # an attempt whose outcome a resume found unknown: judged by derivation (above), not by the table
         elif not self.schema.calls_model and (status, reason, count) != expected_outcome(record["scenario"], budget):
             expected = expected_outcome(record["scenario"], budget)
-            self.verdict.fail(
-                f"情景 {record['scenario']} 在预算 max_attempts={budget['max_attempts']}、max_seconds="
-                f"{budget['max_seconds']} 下应为 {expected[0]}/{expected[1]}、{expected[2]} 次尝试，"
-                f"记录却是 {status}/{one_line(reason)}、{count} 次：情景、预算或结果被改动过，"
-                "或者 samples/ 已不是课程提供的版本（预期表只适用于原样的三个样例）。")
+            self.verdict.add("expected_mismatch", scenario=record["scenario"], most=budget["max_attempts"],
+                             seconds=budget["max_seconds"], expected="/".join(expected[:2]), expected_count=expected[2],
+                             status=status, reason=reason, count=count)
 
     def proposal_stop(self):
         """A model loop's stop its last proposal supports when no attempt carries it (status, reason, error_type), or
@@ -77,27 +72,25 @@ class Outcome:
         return proposal_stop(self.proposals[-1])
 
     def undecided_note(self):
+        """The finding of a stop no table can judge: why it is undecided, and what to look at."""
         record = self.record
         if record["status"] == "running":
-            why = "记录仍是 running：循环可能被强制结束，或保存记录失败"
+            why = Finding("why_running")
         elif record["reason"] == "terminated":
-            why = "循环被终止信号（SIGTERM 或 SIGHUP）结束"
+            why = Finding("why_terminated")
         elif record["status"] == "interrupted":
-            why = "循环被 Ctrl-C 中断"
+            why = Finding("why_interrupted")
         elif record["reason"] == "attempt_timeout":
-            why = (f"第 {len(record['attempts'])} 次尝试超过单次时限 {record['budget']['attempt_timeout']} 秒被终止，"
-                   "子运行的结果不知道")
+            why = Finding("why_timeout", number=len(record["attempts"]), limit=record["budget"]["attempt_timeout"])
         else:
-            why = f"循环因意外情况停止（{gloss(record['error_type'])}，error_type {one_line(record['error_type'])}）"
-        guide = "对照 loop.json 的 handoff " if record["handoff"] is not None else ""
-        resume = (f"；要接着做，用 loop_lab.py --resume {self.name}（它先做这些核对）或新名称" if record["schema"] == SCHEMA
+            why = Finding("why_error", error_type=record["error_type"])
+        guide = Finding("handoff_guide") if record["handoff"] is not None else ""
+        resume = (Finding("resume_hint", name=self.name) if record["schema"] == SCHEMA
                   and record["status"] in ("running", "interrupted") else "")
         if not record["attempts"]:
-            return (f"{why}，不能按固定情景的预期判断。循环还没有开始任何尝试，没有子运行：请{guide}核对"
-                    f" {self.show(f'loop-runs/{self.name}/loop.json')} 记下的停止位置，然后"
-                    + (f"用 loop_lab.py --resume {self.name} 续跑或用新名称重新运行。" if resume else "用新名称重新运行。"))
-        return (f"{why}，不能按固定情景的预期判断。请{guide}核对 {self.child_list()} 里实际发生的动作和产物，"
-                f"不能认定动作没做，也不要清空重跑{resume}。")
+            return Finding("undecided_no_attempt", why=why, guide=guide, resume=resume,
+                           record=self.show(f"loop-runs/{self.name}/loop.json"))
+        return Finding("undecided", why=why, guide=guide, children=self.child_list(), resume=resume)
 
     def check_decisions(self, outcomes):
         """Each recorded decision must be one the attempt's evidence supports, by the rules of「每一轮的顺序」."""
@@ -108,8 +101,8 @@ class Outcome:
             allowed = self.allowed_decisions(round_, last)
             recorded = decision_pair(entry["decision"])
             if allowed is not None and recorded not in allowed:
-                self.verdict.fail(f"第 {number} 次尝试记录的决定是 {said(recorded)}，而它的证据支持的是"
-                                  f" {said(round_.derived)}：决定与证据不符。")
+                self.verdict.add("decision_contradicted", number=number, recorded=said(recorded),
+                                 derived=said(round_.derived))
             elif last and recorded and recorded[0] == "stop":
                 self.check_last_stop(number, recorded)
         self.judged = True
@@ -135,8 +128,7 @@ class Outcome:
         """A stop decided after the last attempt is the loop's stop, unless a signal or a lost write came first."""
         status, reason = self.record["status"], self.record["reason"]
         if status not in ("running", "interrupted") and DECISION_STOPS[recorded[1]] != (status, reason):
-            self.verdict.fail(f"第 {number} 次尝试之后记录的决定是停止（{recorded[1]}），循环记录的停止却是 "
-                              f"{status}/{one_line(reason)}：状态或原因与证据不符。")
+            self.verdict.add("last_stop_contradicted", number=number, decided=recorded[1], status=status, reason=reason)
 
     def check_timeouts(self):
         """attempt_timeout: the last attempt timed out, its child did not finish, and it waited the whole limit."""
@@ -145,8 +137,7 @@ class Outcome:
         # a signal landing after the timeout was written down leaves the record interrupted, honestly
         stopped_by_it = record["reason"] == "attempt_timeout" or record["status"] == "interrupted"
         if (record["reason"] == "attempt_timeout" and not timed_out) or (timed_out and not stopped_by_it):
-            self.verdict.fail(f"停止原因是 {one_line(record['reason'])}，记为 timed_out 的尝试有 {len(timed_out)} 次："
-                              "以 attempt_timeout 停止的循环，最后一次尝试就是超时的那一次，别的停止没有超时的尝试。")
+            self.verdict.add("timeout_count_wrong", reason=record["reason"], count=len(timed_out))
         for round_ in timed_out:
             self.check_timed_out(round_)
 
@@ -154,15 +145,13 @@ class Outcome:
         number, entry, child = round_.number, round_.entry, round_.child
         limit, where = entry["timeout"]["seconds"], self.show(entry["child_run"])
         if child and child["status"] in ("needs_review", "failed", "needs_human"):
-            self.verdict.fail(f"第 {number} 次尝试记为 timed_out，而子运行 {where} 的 run.json 是已结束的记录"
-                              f"（status {child['status']}）：子运行做完了，这次尝试不算超时，记录被改动过。")
+            self.verdict.add("timed_out_finished", number=number, child=where, status=child["status"])
         waits = [("timeout.waited_seconds", entry["timeout"]["waited_seconds"])]
         if is_number(entry.get("started_offset")) and is_number(entry.get("finished_offset")):
             waits.append(("finished_offset − started_offset", entry["finished_offset"] - entry["started_offset"]))
         for label, seconds in waits:
             if seconds < limit - ROUNDING:
-                self.verdict.fail(f"第 {number} 次尝试记为超过单次时限 {limit} 秒，{label} 却只有 {seconds:.3f} 秒："
-                                  "没到时限的尝试不会被终止，记录被改动过。")
+                self.verdict.add("timeout_short", number=number, limit=limit, label=label, seconds=seconds)
 
 
 def child_stops(outcomes):
@@ -195,10 +184,12 @@ def derived_decision(entry, child_status, stop):
 
 
 def said(pair):
-    """A decision as a person reads it."""
+    """A decision as a person reads it (a finding of kind `decision_*`)."""
     if pair is None:
-        return "没有决定（null）"
-    return f"继续（continue/{pair[1]}）" if pair[0] == "continue" else f"停止（stop/{pair[1]}）"
+        return Finding("decision_none")
+    if pair[0] == "continue":
+        return Finding("decision_continue" if pair == CONTINUE else "decision_unknown")
+    return Finding("decision_stop", reason=pair[1])
 
 
 def boundary_stop(record, count):
@@ -223,5 +214,5 @@ def blocked_problem(record):
     proposed, expected = (blocked["action"], blocked["target"]), BLOCKED.get(record["scenario"])
     if proposed == expected and blocked["reason"].strip():
         return None
-    return (f"blocked_proposal 记录的是 {shown(list(proposed))}，情景 {record['scenario']} 的脚本提议的却是 "
-            f"{shown(expected and list(expected))}（reason 也不能为空）：被拦下的提议被改动过。")
+    return Finding("blocked_wrong", proposed=list(proposed), scenario=record["scenario"],
+                   expected=expected and list(expected))

@@ -11,8 +11,8 @@ rule), and that each question carried every earlier attempt's feedback verbatim;
 the requests, never above `budget.max_api_calls`, and equal to it when the loop says the API-call budget stopped
 it; the stop the last proposal supports when no attempt followed it (`proposal_stop`). The server's count of this
 loop's requests proves the budget too. It imports nothing of what it checks: verify_ask is a verifier (as
-verify_harness is), loaded from project/ only for a model loop. Shared: cli.py's plumbing (one_line via
-verifier/records.py).
+verify_harness is), loaded from project/ only for a model loop: its words for a question's problems are its own.
+Shared: cli.py's plumbing; this file's findings are kinds of verifier/findings.py's table.
 """
 import hashlib
 import os
@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from cli import loads_strict
+from verifier.findings import Finding
 from verifier.records import MODEL_ENTRY_KEYS as ENTRY_KEYS
 from verifier.records import SAMPLES, is_workspace_file
 
@@ -47,17 +48,17 @@ def proposal_of(text):
 
 
 def entry_problem(entry, expected_path):
-    """Why a recorded model ENTRY is not one the loop writes (Chinese), or None."""
+    """Why a recorded model ENTRY is not one the loop writes (a finding), or None."""
     if type(entry) is not dict or list(entry) != list(ENTRY_KEYS):
-        return f"应是含 {'、'.join(ENTRY_KEYS)} 的对象"
+        return Finding("entry_not_object", keys=list(ENTRY_KEYS))
     if entry["proposal"] != expected_path:
-        return f"proposal 应是 {expected_path}"
+        return Finding("entry_proposal", expected=expected_path)
     if any(type(entry[key]) is not int or entry[key] < 0 for key in ("turns", "requests")):
-        return "turns 和 requests 应是非负整数"
+        return Finding("entry_counts")
     if entry["tokens"] is not None and (type(entry["tokens"]) is not int or entry["tokens"] < 0):
-        return "tokens 应是非负整数或 null"
+        return Finding("entry_tokens")
     if not (entry["claim"] is None or type(entry["claim"]) is str) or type(entry["stop"]) is not str:
-        return "claim 应是文字或 null，stop 应是文字"
+        return Finding("entry_claim_stop")
     return None
 
 
@@ -73,8 +74,8 @@ class Proposal:
 class ProposalCheck:
     """The proposals of one model loop RECORD in LOOP_DIR; findings go to VERDICT (verifier/check.py's)."""
 
-    def __init__(self, record, loop_dir, verdict, server_log=None, shown=str):
-        self.record, self.loop_dir, self.verdict, self.shown = record, Path(loop_dir), verdict, shown
+    def __init__(self, record, loop_dir, verdict, server_log=None):
+        self.record, self.loop_dir, self.verdict = record, Path(loop_dir), verdict
         self.name = self.loop_dir.name
         self.server_log, self.proposals, self.log = server_log, [], None
 
@@ -103,22 +104,21 @@ class ProposalCheck:
         budget, model = record.get("budget"), record.get("model")
         calls = budget.get("max_api_calls") if type(budget) is dict else None
         if type(calls) is not int or not API_CALLS_RANGE[0] <= calls <= API_CALLS_RANGE[1]:
-            fine = self.fail(f"budget.max_api_calls 是 {self.shown(calls)}：--max-api-calls 只能是 1-100 的整数。")
+            fine = self.fail("api_calls_budget_wrong", value=calls)
         if type(model) is not dict or list(model) != list(MODEL_KEYS) or not self.source_fits(model):
-            fine = self.fail(f"model 是 {self.shown(model)}：应是循环写的 {{source, script, url, server_log}}"
-                             "（本机 mock 有 script 和 server_log，--model-url 有 url）。")
+            fine = self.fail("model_wrong", value=model)
         if type(record.get("actual_api_calls")) is not int:
-            fine = self.fail("actual_api_calls 应是整数。")
+            fine = self.fail("api_calls_not_int")
         attempts = record.get("attempts") if type(record.get("attempts")) is list else []
         for number, attempt in enumerate(attempts, 1):
             problem = entry_problem(attempt.get("model") if type(attempt) is dict else None, self.rel(number))
             if problem:
-                fine = self.fail(f"第 {number} 次尝试的 model {problem}。")
+                fine = self.fail("attempt_model_wrong", number=number, problem=problem)
         last = record.get("proposal_not_run", ...)
         if last is not None:
             problem = entry_problem(last, self.rel(len(attempts) + 1))
             if problem:
-                fine = self.fail(f"proposal_not_run {problem}（它是最后一次没有变成尝试的提议）。")
+                fine = self.fail("not_run_wrong", problem=problem)
         return fine
 
     def source_fits(self, model):
@@ -138,20 +138,17 @@ class ProposalCheck:
         expected = [f"{proposal.number:02d}" for proposal in self.proposals]
         for name in expected:
             if name not in present:
-                self.fail(f"第 {int(name)} 次提议的记录 {self.rel(int(name))} 不见了：每次提议都留下自己的问题记录，"
-                          "删掉它就没法核对这一轮的计数和候选。")
+                self.fail("proposal_record_missing", number=int(name), record=self.rel(int(name)))
         extra = [name for name in present if name not in expected]
         if extra:
-            self.fail(f"proposals/ 里多出 {'、'.join(self.shown(name) for name in extra)}：循环记录没有提到这些提议，"
-                      "记录被改动过（例如删掉了一次尝试）。")
+            self.fail("proposals_extra", names=extra)
 
     def open_log(self):
         path = self.server_log
         if path is None and self.record["model"]["server_log"] is not None:
             path = self.loop_dir / "server-log.jsonl"
             if not os.path.lexists(path):
-                self.fail(f"服务端记录 loop-runs/{self.name}/server-log.jsonl 不见了：本机 mock 从启动起就写它，"
-                          "它是服务端自己的证据，删掉它就无法证明请求次数。")
+                self.fail("server_log_missing", log=f"loop-runs/{self.name}/server-log.jsonl")
                 return
         if path is not None:
             load_verify_ask()
@@ -165,14 +162,14 @@ class ProposalCheck:
         record, unusable = read_record(folder / "question.json")
         result = verify_ask.check_record(record, self.log, PROPOSAL_LIMITS, self.rel(proposal.number), unusable)
         proposal.record, proposal.result = record, result
-        where = f"第 {proposal.number} 次提议（{self.rel(proposal.number)}）"
-        for problem in result["problems"]:
-            self.fail(f"{where}：{problem}")
+        where = Finding("proposal_at", number=proposal.number, record=self.rel(proposal.number))
+        for problem in result["problems"]:  # the question verifier's own words
+            self.fail("proposal_failed", where=where, said=problem)
         if result["result"] == "fail" or type(record) is not dict:
             return
         if result["result"] == "needs_human" and not self.may_be_cut(proposal, result):
             for note in result["notes"]:
-                self.verdict.needs_person(f"{where}：{note}")
+                self.verdict.add("proposal_needs_human", where=where, said=note)
         self.check_identity(where, proposal)
         self.check_counts(where, proposal)
         self.check_reply(where, proposal)
@@ -192,8 +189,7 @@ class ProposalCheck:
         record = proposal.record
         expected = f"{self.name}/proposals/{proposal.number:02d}"
         if record.get("id") != expected or record.get("kind") != "proposal":
-            self.fail(f"{where} 的 id 是 {self.shown(record.get('id'))}、kind 是 {self.shown(record.get('kind'))}："
-                      f"循环写的是 {expected} 和 proposal，这份记录不是这次提议的。")
+            self.fail("proposal_identity", where=where, id=record.get("id"), kind=record.get("kind"), expected=expected)
 
     def check_counts(self, where, proposal):
         record, entry = proposal.record, proposal.entry
@@ -202,13 +198,13 @@ class ProposalCheck:
                    "tokens": None if tokens["estimated"] else tokens["used"]}
         for field, value in derived.items():
             if entry[field] != value:
-                self.fail(f"{self.entry_place(proposal)}的 {field} 是 {self.shown(entry[field])}，而{where}推出的是 "
-                          f"{self.shown(value)}：三层计数要从提议记录推出来，记录被改动过。")
+                self.fail("proposal_count_wrong", place=self.entry_place(proposal), field=field, value=entry[field],
+                          where=where, derived=value)
 
     def entry_place(self, proposal):
         if proposal.number <= len(self.record["attempts"]):
-            return f"第 {proposal.number} 次尝试的 model "
-        return "proposal_not_run "
+            return Finding("entry_of_attempt", number=proposal.number)
+        return Finding("entry_not_run")
 
     def check_reply(self, where, proposal):
         """The final reply's text (the model's own words) behind its hash; the candidate and the claim it proposed."""
@@ -216,25 +212,24 @@ class ProposalCheck:
         text, complete = record.get("reply_text"), record.get("reply_text_complete")
         if record["stop"] != "answered":
             if text is not None:
-                self.fail(f"{where} 以 {record['stop']} 停下，没有最后的回答，却记着 reply_text。")
+                self.fail("reply_text_extra", where=where, stop=record["stop"])
             proposed = None
         elif type(text) is not str or complete is not True and complete is not False:
-            return self.fail(f"{where} 的 reply_text 应是文字、reply_text_complete 应是 true 或 false。")
+            return self.fail("reply_text_shape", where=where)
         elif complete and hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest() != record["answer_sha256"]:
-            return self.fail(f"{where} 的 reply_text 与 answer_sha256 对不上：模型的原话被改过。")
+            return self.fail("reply_text_hash", where=where)
         else:
             proposed = proposal_of(text) if complete else None
         proposal.proposed = proposed
         claim = proposed["claim"] if proposed else None
         if entry["claim"] != claim:
-            self.fail(f"{self.entry_place(proposal)}的 claim 是 {self.shown(entry['claim'])}，而模型最后的回答里是 "
-                      f"{self.shown(claim)}：模型说了什么只能照记录，不能改写。")
+            self.fail("claim_wrong", place=self.entry_place(proposal), value=entry["claim"], said=claim)
         if proposal.number <= len(self.record["attempts"]):
             candidate = self.record["attempts"][proposal.number - 1].get("candidate") or {}
             if not proposed or (proposed["action"], proposed.get("sample")) != (candidate.get("action"),
                                                                                  candidate.get("sample")):
-                self.fail(f"第 {proposal.number} 次尝试的候选 {self.shown(candidate.get('sample'))} 不是{where}里"
-                          f"开发模型提出的（{self.shown(proposed and proposed.get('sample') or proposed)}）。")
+                self.fail("candidate_not_proposed", number=proposal.number, sample=candidate.get("sample"), where=where,
+                          proposed=proposed and proposed.get("sample") or proposed)
         return None
 
     def check_feedback(self, where, proposal):
@@ -245,8 +240,7 @@ class ProposalCheck:
                 continue
             if type(question) is not str or not all(type(said.get(key)) is str and said[key] in question
                                                     for key in ("error_type", "message")):
-                self.fail(f"{where} 的问题没有带上第 {attempt.get('attempt')} 次尝试的反馈（错误类型和消息，原样）："
-                          "每次提议都要带着到目前为止的反馈。")
+                self.fail("feedback_not_carried", where=where, attempt=attempt.get("attempt"))
 
     # ---- the loop's totals ----
 
@@ -255,21 +249,19 @@ class ProposalCheck:
         sent = sum(proposal.entry["requests"] for proposal in self.proposals)
         limit, reason = record["budget"]["max_api_calls"], record["reason"]
         if record["actual_api_calls"] != sent:
-            self.fail(f"actual_api_calls 是 {record['actual_api_calls']}，而各次提议的记录一共发出了 {sent} 次 HTTP 请求"
-                      "（含重试）：实际调用次数要照记录，不能改小或改大。")
+            self.fail("api_calls_sum", value=record["actual_api_calls"], sent=sent)
         if sent > limit:
-            self.fail(f"各次提议一共发出 {sent} 次 HTTP 请求，超过了 API 调用预算 {limit} 次：预算在每次请求之前检查，不会超支。")
+            self.fail("api_calls_over", sent=sent, limit=limit)
         if reason == "api_call_budget" and sent != limit:
-            self.fail(f"记录说 API 调用预算用完了（api_call_budget），但只发出了 {sent} 次 HTTP 请求，预算是 {limit} 次。")
+            self.fail("api_budget_unspent", sent=sent, limit=limit)
         if self.log is not None:
             ours = [line for line in self.log.lines if str(line["run"]).startswith(f"{self.name}/proposals/")]
             known = {f"{self.name}/proposals/{proposal.number:02d}" for proposal in self.proposals}
             strays = sorted({line["run"] for line in ours if line["run"] not in known})
             if strays:
-                self.fail(f"服务端记录里有 {'、'.join(self.shown(run) for run in strays)} 的请求，循环记录却没有这次提议："
-                          "提议的记录被删掉了。")
+                self.fail("server_log_strays", runs=strays)
             if len(ours) > limit:
-                self.fail(f"服务端一共收到这个循环的 {len(ours)} 次请求，超过了 API 调用预算 {limit} 次。")
+                self.fail("server_log_over", count=len(ours), limit=limit)
 
     def check_stop(self):
         """A last proposal no attempt carries supports one stop only (where the proposal alone decides it)."""
@@ -277,16 +269,16 @@ class ProposalCheck:
         supported = proposal_stop(last) if last is not None and type(last.record) is dict else None
         recorded = (self.record["status"], self.record["reason"], self.record["error_type"])
         if supported is not None and supported != recorded:
-            self.fail(f"最后一次提议（{self.rel(last.number)}）支持的停止是 {'/'.join(filter(None, supported))}，"
-                      f"记录却是 {'/'.join(self.shown(part) for part in recorded if part)}：停止的原因要由提议的记录推出。")
+            self.fail("proposal_stop_wrong", record=self.rel(last.number), supported="/".join(filter(None, supported)),
+                      recorded=[part for part in recorded if part])
         blocked = self.record["blocked_proposal"]
         if type(blocked) is dict and (last is None or last.proposed is None or (blocked.get("action"), blocked.get(
                 "target")) != (last.proposed["action"], last.proposed.get("target", last.proposed.get("sample")))):
-            self.fail(f"blocked_proposal 记录的是 {self.shown(blocked)}，不是最后一次提议里开发模型提出的动作：被拦下的提议"
-                      "被改动过。")
+            self.fail("blocked_not_proposed", value=blocked)
 
-    def fail(self, message):
-        self.verdict.fail(message)
+    def fail(self, kind, **fields):
+        """The finding KIND (of severity fail) with FIELDS for the loop's verdict; False, for shape()."""
+        self.verdict.add(kind, **fields)
         return False
 
 

@@ -14,7 +14,6 @@ ones, and verify_harness.Course (the reference course files read once, so a loop
 against the same reading).
 """
 import hashlib
-import json
 import math
 import os
 import re
@@ -24,7 +23,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import verify_harness
-from cli import RecordError, display_path, entry_kind, line_endings, loads_record, read_evidence, visible
+from cli import RecordError, display_path, entry_kind, line_endings, loads_record, read_evidence
+from verifier.findings import (SHOWN_CHARS, SHOWN_PROBLEMS, Finding, at_most, names_said, one_line,  # noqa: F401
+                               said, shown)
 
 # The 14 files a harness run depends on, as docs/harness/TASK.md lists them, and the loop's (docs/loop/TASK.md).
 WATCHED_FILES = (
@@ -115,12 +116,10 @@ CHILD_STATUSES = ("running", "needs_review", "failed", "needs_human")
 SHA256 = re.compile("[0-9a-f]{64}")
 TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 MIN_DECISION = 10  # characters: "请处理" is not a decision a person can act on
-SHOWN_CHARS = 300  # of a recorded value inside a message: an honest one is far shorter
 MESSAGE_CHARS = 2000  # of a message another verifier wrote (it may quote a value): the longest honest one is shorter
 # Timestamps are whole seconds; beyond that precision, 1 s of tolerance for clocks and rounding.
 PRECISION, TOLERANCE = 1, 1
 MAX_ATTEMPTS = 5  # the top of the --max-attempts range: a record holding more attempts is none a loop wrote
-SHOWN_PROBLEMS = 10  # problem lines said per loop (and per student in a class): the rest are counted, not listed
 MAX_READING = 10 ** 9  # seconds, about 31 years: no loop of this course records a monotonic reading beyond it
 LINK_TAGS = (0xA000000C, 0xA0000003)  # Windows reparse tags of a symbolic link and a junction (IO_REPARSE_TAG_*)
 
@@ -130,7 +129,9 @@ class Schema:
     fields inside its budget, its attempts and their decisions, its watched files, scenarios, stops and attempt
     states, the schema of its children, the files holding the code that wrote it (WRITERS: today's copies of them
     write SCHEMA), whether that version flushed a record to disk before renaming it (FLUSHED: then an empty or cut
-    one is no accident of a power cut), and whether it read each wall time together with a monotonic reading
+    one is no accident of a power cut), what today's rules need and such a record cannot show (LACKS: the kind of
+    the words said to a person, verifier/findings.py), and whether it read each wall time together with a monotonic
+    reading
     (PAIRED: loop-run/4 on; loop-run/2 and /3 read an attempt's after its budget check and the loop's before its
     claim, so the clocks of such a record are judged on wider windows, verifier/clocks.py)."""
 
@@ -142,7 +143,7 @@ class Schema:
         self.files = files
         self.scenarios, self.reasons, self.states, self.child_schemas = scenarios, reasons, states, child_schemas
         self.writers, self.flushed, self.decision_keys, self.paired = writers, flushed, decision_keys, paired
-        self.lacks = lacks  # what today's rules need and such a record cannot show, said to a person
+        self.lacks = lacks
 
 
 STATES = ("running", "done", "unknown", "timed_out")
@@ -182,14 +183,14 @@ OLD_SCHEMAS = {
         ("running", "done", "unknown"), ("harness-run/1",), budget_keys=("max_attempts", "max_seconds"),
         scenarios=("repair", "stuck", "semantic", "permission"),
         reasons={**REASONS, "needs_human": ("permission_boundary", "unexpected_error")}, flushed=False,
-        lacks="它没有 id 和单调时钟的读数"),
+        lacks="lacks_v1"),
     # loop-run/3 added no field: its context holds the loop's own modules beside the 16 files (V3_LOOP_FILES).
     "loop-run/2": Schema("loop-run/2", V3_KEYS, ATTEMPT_KEYS, OLD_LOOP_FILES, STATES, ("harness-run/2",),
-                         lacks="它的指纹只覆盖当时的 16 个受监视文件，不含循环现在运行的模块"),
+                         lacks="lacks_v2"),
     # loop-run/4 added the segments and each decision's reading, and reads each attempt's wall time with its budget
     # check (loop-run/3 read it after the proposal and the context check).
     "loop-run/3": Schema("loop-run/3", V3_KEYS, ATTEMPT_KEYS, V3_LOOP_FILES, STATES, ("harness-run/2",),
-                         lacks="它的日历时间不是与单调时钟的读数同时读的，也没有记下每个决定的读数"),
+                         lacks="lacks_v3"),
 }
 
 
@@ -273,25 +274,6 @@ def is_reading(value):
     return is_number(value) and 0 <= value <= MAX_READING
 
 
-def shown(value):
-    """A value as the record's reader sees it in the file (JSON), not as Python prints it; as one_line() says it."""
-    try:
-        return one_line(json.dumps(value, ensure_ascii=False))
-    except (TypeError, ValueError):
-        return one_line(str(value))
-
-
-
-
-def one_line(text, limit=SHOWN_CHARS):
-    """Recorded TEXT inside a message (or a whole message quoting one): visible(), and cut after LIMIT characters
-    with its length said, so a record (up to 1 MiB) can neither fake a line (U+2028 splits a line for many
-    readers) nor flood the output."""
-    text = visible(text)
-    return text if len(text) <= limit else f"{text[:limit]}…（共 {len(text)} 个字符）"
-
-
-
 def disk_key(name):
     """NAME as a case-insensitive, Unicode-normalising disk compares it (Windows and macOS ignore case, macOS takes
     the composed and decomposed spellings of é for one name): two names with one key cannot stand side by side
@@ -303,19 +285,6 @@ def parent_loop(run_name):
     """The disk_key of the loop a run named NAME-NN (two ASCII digits) would belong to; None for other names."""
     match = CHILD_NAME.fullmatch(run_name)
     return disk_key(match.group(1)) if match else None
-
-
-def at_most(lines, most=SHOWN_PROBLEMS):
-    """LINES as a person is shown them: the first MOST, then one line counting the others."""
-    lines = list(lines)
-    if len(lines) <= most:
-        return lines
-    return lines[:most] + [f"…以及另外 {len(lines) - most} 条"]
-
-
-def names_said(names, most=3):
-    """A few NAMES, then how many there are in all: a list a person reads, however many a submission holds."""
-    return "、".join(names[:most]) + (f" 等 {len(names)} 个" if len(names) > most else "")
 
 
 def listing(folder):
@@ -373,9 +342,9 @@ class CourseFiles:
         return None
 
     def label(self):
-        """Where the reference copy is, as a person at this terminal would say it."""
+        """Where the reference copy is, as a person at this terminal would say it (a finding of kind `course_*`)."""
         shown_root = display_path(self.root)
-        return "老师工作区（当前文件夹）里的课程文件" if shown_root == "." else f"老师工作区 {shown_root} 里的课程文件"
+        return Finding("course_here") if shown_root == "." else Finding("course_at", root=shown_root)
 
     def entries(self):
         if self._entries is None:
@@ -456,10 +425,7 @@ class Workspace:
         fails a submission holding one: no program of the course makes a link, and it may show another's evidence)."""
         links = [self.show(f"{folder}/{name}") for folder in ("loop-runs", "runs")
                  for name, linked in sorted(self.listed(folder)[0].items()) if linked]
-        if not links:
-            return None
-        return (f"{names_said(links)} 是符号链接或联接点：循环和运行的证据必须就在这个工作区里，课程的程序从不做链接，"
-                "链接可能指向别人的记录。")
+        return Finding("workspace_links", links=links) if links else None
 
     def problems(self):
         """The record folders themselves must be folders of this workspace: not links to evidence kept
@@ -476,18 +442,18 @@ class Workspace:
             except OSError:  # the workspace itself cannot be looked into: each loop says what it cannot read
                 continue
             if kind in ("符号链接", "目录联接"):
-                problems.append(f"{self.show(folder)} 是符号链接或联接点：证据必须就在这个工作区里，链接可能指向别人的记录。")
+                problems.append(Finding("evidence_folder_link", folder=self.show(folder)))
             elif kind not in (None, "文件夹"):
-                problems.append(f"{self.show(folder)} 是{kind}，不是文件夹：程序只会在这里建文件夹，核对时没有打开它。")
+                problems.append(Finding("evidence_folder_not_folder", folder=self.show(folder), entry=kind))
         return problems
 
 
 
-def child_state_text(child):
-    """How far the child's own record got, as said to a person."""
+def child_state(child):
+    """How far the child's own record got, as said to a person (a finding of kind `child_state*`)."""
     if child["status"] is None:
-        return "run.json 不存在或读不出"
-    return f"run.json 为 {one_line(child['status'])}"
+        return Finding("child_state_none")
+    return Finding("child_state", status=child["status"])
 
 
 def read_record_file(path):
@@ -501,7 +467,7 @@ def read_record_file(path):
     data = read_evidence(path, RECORD_CAP)
     record = loads_record(data)
     if line_endings(data) == "mixed":
-        raise RecordError("行尾有的是 LF、有的是 CRLF：整体转换行尾不会这样，是有人改动过其中几行", "mixed")
+        raise RecordError(said("mixed_line_ends"), "mixed")
     return record, verify_harness.undo_transport(data)[1]
 
 

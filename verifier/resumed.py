@@ -11,9 +11,11 @@ segment its `resume.segment` names, from what its child folder held: no folder (
 child (`unknown`, kept as evidence), a complete child (adopted), or an attempt finished but not decided.
 verifier/shape.py checks each of these fields on its own; verifier/clocks.py places the readings with `Segments`;
 verifier/check.py asks `judgement_problem` of each judged attempt. It imports nothing of loop_lab.py, harness.py,
-export_review.py or machinery/; it shares verifier/records.py's copy of the rules.
+export_review.py or machinery/; it shares verifier/records.py's copy of the rules; its findings' words are
+verifier/findings.py's.
 """
-from verifier.records import CHILD_STATUSES, shown
+from verifier.findings import Finding
+from verifier.records import CHILD_STATUSES
 
 FINISHED = tuple(status for status in CHILD_STATUSES if status != "running")
 
@@ -56,21 +58,18 @@ def unknown_count(record):
 def segment_problems(record):
     """What no honest resume writes into the segments and their judged attempts (fail): segments that do not add up,
     a gap that is not the difference of the segments' own wall clocks, a judgement made where no resume found the
-    attempt in flight, an adopted attempt's finish that is not the end of its segment. Chinese, naming the field.
+    attempt in flight, an adopted attempt's finish that is not the end of its segment. Findings, naming the field.
     A segment's after_attempt needs no rule of its own: it places each attempt's readings (Segments), whose order
     and judgements are checked."""
     plan, problems = Segments(record), []
     for k in range(1, len(plan.list)):
         before, segment = plan.list[k - 1], plan.list[k]
         if segment["started_offset"] != plan.end(k - 1):  # the loop adds them up to 3 decimals, as here
-            problems.append(f"segments[{k}] 的 started_offset（{shown(segment['started_offset'])}）不等于上一段的 "
-                            f"started_offset 加 elapsed_seconds（{shown(before['started_offset'])} + "
-                            f"{shown(before['elapsed_seconds'])}）：续跑从上一段最后的读数接着计时，各段首尾相接，"
-                            "段的时间被改动过。")
+            problems.append(Finding("segments_apart", k=k, started=segment["started_offset"],
+                                    before=before["started_offset"], elapsed=before["elapsed_seconds"]))
         gap = segment["wall_minus_monotonic"] - before["wall_minus_monotonic"]
         if segment["gap_seconds"] != round(gap, 3):
-            problems.append(f"segments[{k}] 的 gap_seconds（{shown(segment['gap_seconds'])}）不是这一段与上一段"
-                            f"wall_minus_monotonic 之差（{gap:.3f}）：两段之间的日历时间间隔就是这个差，记录被改动过。")
+            problems.append(Finding("segment_gap", k=k, value=segment["gap_seconds"], gap=gap))
     for number, entry in enumerate(record["attempts"], 1):
         problems += judged_problems(plan, number, entry)
     return problems
@@ -84,35 +83,29 @@ def judged_problems(plan, number, entry):
         return []
     k = judged["segment"] - 1
     if not 1 <= k < len(plan.list) or plan.after[k] != number or plan.started_in(number) >= k:
-        return [f"第 {number} 次尝试的 resume 说它在第 {shown(judged['segment'])} 段开始时被判断，而那一段开始时它不是"
-                "进行中的最后一次尝试（或没有这一段）：续跑只判断它找到的那一次尝试，尝试被重新编号、删除，或记录被改动过。"]
-    if judged["found"] == "complete_child" and entry["finished_offset"] != plan.end(plan.started_in(number)):
-        return [f"第 {number} 次尝试是续跑时采用的子运行，它的 finished_offset（{shown(entry['finished_offset'])}）应是它所在"
-                f"那一段的结束读数（{plan.end(plan.started_in(number)):.3f}，一个上限）：记录被改动过。"]
+        return [Finding("judged_elsewhere", number=number, segment=judged["segment"])]
+    end = plan.end(plan.started_in(number))
+    if judged["found"] == "complete_child" and entry["finished_offset"] != end:
+        return [Finding("adopted_finish", number=number, finished=entry["finished_offset"], end=end)]
     return []
 
 
 def judgement_problem(number, entry, child, shown_child):
     """Whether what the resume found (ENTRY's `resume`) is what the child SHOWN_CHILD left: CHILD is its
-    child_view() (None when its folder does not exist). A judgement the child contradicts fails."""
+    child_view() (None when its folder does not exist). A judgement the child contradicts fails: a finding, or None."""
     found, run_status = entry["resume"]["found"], entry["resume"]["run_status"]
     status = child["status"] if child else None
-    said = f"第 {number} 次尝试在续跑时被判断为 {found}"
+    fields = {"number": number, "found": found, "child": shown_child}
     if found == "no_child" and child is not None:
-        return (f"{said}（子运行不存在），而 {shown_child} 在：续跑之后不会再建这个子运行，判断与证据矛盾，"
-                "记录或子运行被改动过。")
+        return Finding("judged_no_child", **fields)
     if found == "partial_child" and child is None:
-        return f"{said}（子运行没做完，保留为证据），而 {shown_child} 不在了：证据被删除或移走了。"
+        return Finding("judged_partial_gone", **fields)
     if found == "partial_child" and status in FINISHED:
-        return (f"{said}（子运行没做完），而 {shown_child}/run.json 是已结束的记录（status {shown(status)}）："
-                "做完了的子运行会被采用，判断与证据矛盾，记录被改动过。")
+        return Finding("judged_partial_finished", status=status, **fields)
     if found == "complete_child" and status not in FINISHED:
-        return (f"{said}（采用做完了的子运行），而 {shown_child} 的 run.json 不是已结束的记录"
-                f"（status {shown(status)}）：判断与证据矛盾，记录被改动过。")
+        return Finding("judged_complete_unfinished", status=status, **fields)
     if found == "complete_child" and entry["finished_at"] != child["finished_at"]:
-        return (f"{said}，它的 finished_at（{shown(entry['finished_at'])}）应是子运行自己的结束时间"
-                f"（{shown(child['finished_at'])}）：记录被改动过。")
+        return Finding("judged_finish_time", recorded=entry["finished_at"], actual=child["finished_at"], **fields)
     if run_status != status:
-        return (f"{said}时记下 run.json 的状态是 {shown(run_status)}，而 {shown_child} 的是 {shown(status)}："
-                "判断与证据矛盾，记录或子运行被改动过。")
+        return Finding("judged_run_status", recorded=run_status, actual=status, **fields)
     return None

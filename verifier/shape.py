@@ -4,13 +4,15 @@ Part of verify_loop (the command line); verifier/check.py asks `shape_problems` 
 (records.CURRENT) and verifier/older.py about one of an older schema of today's fields (loop-run/2 and /3). It
 judges each field on its own; how the readings add up is verifier/clocks.py's, and what the record says against
 its children is verifier/check.py's. It does not import loop_lab.py, harness.py, export_review.py or machinery/;
-what it shares is verifier/records.py's copy of the rules (the schemas, scenarios, stops, name rule, hashing).
+what it shares is verifier/records.py's copy of the rules (the schemas, scenarios, stops, name rule, hashing); its
+findings' words are verifier/findings.py's.
 """
-from verifier.records import (BUDGET_KEYS, CHILD_STATUSES, CURRENT, DECISION_STOPS, DECISIONS, ENDED_KEYS, ENDINGS,
+from verifier.findings import Finding
+from verifier.records import (BUDGET_KEYS, CHILD_STATUSES, CURRENT, DECISIONS, DECISION_STOPS, ENDED_KEYS, ENDINGS,
                               FOUND, HANDOFF_KEYS, INNER_KEYS, MAX_ATTEMPTS, MAX_READING, MIN_DECISION, MODEL,
-                              MODEL_ENTRY_KEYS, RECORD_ID, REASONS, RESUME_KEYS, RESUMED_KEYS, SAMPLES, SCRIPT,
+                              MODEL_ENTRY_KEYS, REASONS, RECORD_ID, RESUMED_KEYS, RESUME_KEYS, SAMPLES, SCRIPT,
                               SEGMENT_KEYS, SHA256, TIMEOUT_RANGE, UNDECIDED, combined_fingerprint, is_int,
-                              is_loop_name, is_number, is_reading, moment, one_line, shown)
+                              is_loop_name, is_number, is_reading, moment, one_line)
 
 
 def decision_problem(where, decision, last, status, keys=CURRENT.decision_keys):
@@ -19,14 +21,12 @@ def decision_problem(where, decision, last, status, keys=CURRENT.decision_keys):
     if decision is None:
         if last and status in UNDECIDED:
             return None
-        return (f"{where} 没有记录决定（decision 为 null）：只有记录仍是 running、被中断或 needs_human 时，"
-                "最后一次尝试才可以没有决定。")
+        return Finding("decision_missing", where=where)
     shaped = type(decision) is dict and (decision.get("next"), decision.get("reason")) in DECISIONS
     read = "decided_offset" not in keys or (type(decision) is dict and is_reading(decision.get("decided_offset")))
     if not shaped or not read or type(decision.get("why")) is not str or not decision["why"].strip():
-        return (f"{where} 的 decision 是 {shown(decision)}：应为 {{{', '.join(keys)}}}，继续时是 continue/first_failure，"
-                f"停止时是 stop 加上停止原因（{'、'.join(DECISION_STOPS)}），why 是不为空的说明"
-                + ("，decided_offset 是做决定时单调时钟的读数。" if "decided_offset" in keys else "。"))
+        return Finding("decision_shape" if "decided_offset" in keys else "decision_shape_old", where=where,
+                       value=decision, keys=list(keys), stops=list(DECISION_STOPS))
     return None
 
 
@@ -46,28 +46,27 @@ def timeout_problem(where, entry, budget):
             and is_number(timeout.get("waited_seconds")) and timeout["waited_seconds"] >= 0 \
             and type(timeout.get("inventory")) is dict:
         return None
-    return (f"{where} 的 timeout 是 {shown(timeout)}、state 是 {shown(entry['state'])}：只有 timed_out 的尝试记录 timeout，"
-            f"且必须有 seconds（等于 budget.attempt_timeout {shown(budget.get('attempt_timeout'))}）、"
-            "waited_seconds 和 inventory。")
+    return Finding("timeout_wrong", where=where, value=timeout, state=entry["state"],
+                   limit=budget.get("attempt_timeout"))
 
 
 # --- the shape of a record ---------------------------------------------------------------------------
 
 def shape_problems(record, name, schema=CURRENT):
     """(blocking, other): what is wrong with the shape of a record of SCHEMA (records.Schema: today's, or an older
-    one of today's fields, over the watched files of its day), in Chinese naming the field.
+    one of today's fields, over the watched files of its day), as findings naming the field.
 
     BLOCKING problems keep the record from being read further: the checks that follow rely on those
     fields. OTHER problems do not, so the recorded stop is still compared with the evidence.
     """
     if type(record) is not dict:
-        return [f"loop.json 应为一个 JSON 对象（{schema.name} 记录）。"], []
+        return [Finding("shape_not_object", schema=schema.name)], []
     missing = [key for key in schema.keys if key not in record]
     if missing:
-        return [f"loop.json 缺少字段：{'、'.join(missing)}。"], []
-    checks, fields = field_checks(record, name, schema), ShownFields(record, folder=shown(name))
-    blocking = [message.format_map(fields) for holds, message, blocks in checks if blocks and not holds]
-    other = [message.format_map(fields) for holds, message, blocks in checks if not blocks and not holds]
+        return [Finding("fields_missing", fields=missing)], []
+    checks = field_checks(record, name, schema)
+    blocking = [Finding(kind, **fields) for holds, kind, fields, blocks in checks if blocks and not holds]
+    other = [Finding(kind, **fields) for holds, kind, fields, blocks in checks if not blocks and not holds]
     inner = dict(INNER_KEYS, budget=schema.budget_keys)
     other += [problem for problem in [unknown_fields_problem("loop.json", record, schema.keys, inner,
                                                              schema.name)] if problem]
@@ -79,66 +78,47 @@ def shape_problems(record, name, schema=CURRENT):
 
 
 def field_checks(record, name, schema=CURRENT):
-    """(holds, message, blocks) for every top-level field of a record of SCHEMA; see shape_problems.
-
-    A message names the record's fields as {field}: they are written out (as JSON) only for a check that fails.
-    """
+    """(holds, kind, fields, blocks) for every top-level field of a record of SCHEMA: the finding KIND with FIELDS
+    where it does not hold; see shape_problems."""
     status, reason, files, reasons = record["status"], record["reason"], schema.files, schema.reasons
-    budget, context, blocked = record["budget"], record["context"], record["blocked_proposal"]
+    budget, context, blocked, attempts = record["budget"], record["context"], record["blocked_proposal"], \
+        record["attempts"]
     known_status = type(status) is str and status in reasons
     calls = record["actual_api_calls"]
-    segments = [(segments_ok(record), "segments 是 {segments}：应为循环的单调时钟运行过的各段（从未续跑的循环只有一段），"
-                 "每段有 started_at（UTC 时间）、started_offset（第一段是 0）、wall_minus_monotonic（与单调时钟原点同时"
-                 "读的日历时间，秒）和 elapsed_seconds；续跑过的，除最后一段外每段还有 ended（" + "、".join(ENDINGS)
-                 + "）和 lower_bound（只有 killed 是 true），除第一段外每段还有 after_attempt 和 gap_seconds；"
-                 "只有刚认领名称、还没有任何读数的 running 记录是空的。", True)
+    segments = [(segments_ok(record), "segments_wrong", {"value": record.get("segments")}, True)
                 ] if "segments" in schema.keys else []
     return segments + [
-        (record["schema"] == schema.name, "schema 是 {schema}，应为 " + schema.name + "。", True),
-        (type(record["id"]) is str and bool(RECORD_ID.fullmatch(record["id"])),
-         "id 是 {id}：应为循环建立记录时随机生成的 32 位小写十六进制。", False),
-        (record["run"] == name and is_loop_name(name), "run 是 {run}，与目录名 {folder} 不符（或不是合法的循环名）。", True),
-        (type(record["scenario"]) is str and record["scenario"] in schema.scenarios,
-         "scenario 是 {scenario}，不是已知情景（" + "、".join((*SCRIPT, MODEL)) + "）。", True),
-        (budget_ok(budget), "budget 是 {budget}：max_attempts 应为 1-5 的整数，max_seconds 应为 0-300 秒，"
-                            "attempt_timeout 为 null 或 0.1-300 秒。", True),
-        (known_status, "status 是 {status}，不是循环的状态（" + "、".join(reasons) + "）。", True),
-        (not known_status or reason in reasons[status], "reason 是 {reason}，与 status {status} 不配。", False),
-        (error_type_ok(record["error_type"], reason),
-         "error_type 是 {error_type}：只有 unexpected_error 才记录 error_type，且必须记录。", True),
-        (record["semantic_review"] == "pending", "semantic_review 是 {semantic_review}：循环从不判断内容，只能是 pending。",
+        (record["schema"] == schema.name, "schema_wrong", {"value": record["schema"], "expected": schema.name}, True),
+        (type(record["id"]) is str and bool(RECORD_ID.fullmatch(record["id"])), "id_wrong", {"value": record["id"]},
          False),
+        (record["run"] == name and is_loop_name(name), "run_wrong", {"value": record["run"], "folder": name}, True),
+        (type(record["scenario"]) is str and record["scenario"] in schema.scenarios, "scenario_unknown",
+         {"value": record["scenario"], "known": [*SCRIPT, MODEL]}, True),
+        (budget_ok(budget), "budget_wrong", {"value": budget}, True),
+        (known_status, "status_unknown", {"value": status, "known": list(reasons)}, True),
+        (not known_status or reason in reasons[status], "reason_wrong", {"value": reason, "status": status}, False),
+        (error_type_ok(record["error_type"], reason), "error_type_wrong", {"value": record["error_type"]}, True),
+        (record["semantic_review"] == "pending", "semantic_review_wrong", {"value": record["semantic_review"]}, False),
         (is_int(calls) and (calls == 0 or schema.calls_model and calls > 0),
-         "actual_api_calls 是 {actual_api_calls}：" + ("应是发出的 HTTP 请求次数。" if schema.calls_model else
-                                                      "循环不调用模型，只能是 0。"), False),
-        (context_ok(context, files), f"context 应记录 {len(files)} 个受监视文件的逐文件哈希，且合并指纹与它们一致。", True),
-        (type(record["attempts"]) is list, "attempts 应为尝试记录的数组。", True),
-        (attempts_within_range(record["attempts"]), too_many_attempts(record["attempts"]), True),
-        ((blocked is None) == (reason != "permission_boundary"),
-         "blocked_proposal 只在 permission_boundary 停止时记录，且那时必须记录被拦下的提议。", False),
+         "api_calls_not_count" if schema.calls_model else "api_calls_wrong", {"value": calls}, False),
+        (context_ok(context, files), "context_wrong", {"files": len(files)}, True),
+        (type(attempts) is list, "attempts_not_list", {}, True),
+        (attempts_within_range(attempts), "attempts_too_many",
+         {"count": len(attempts) if type(attempts) is list else 0, "most": MAX_ATTEMPTS}, True),
+        ((blocked is None) == (reason != "permission_boundary"), "blocked_unexpected", {}, False),
         (blocked is None or (type(blocked) is dict and all(
-            type(blocked.get(key)) is str for key in ("action", "target", "reason"))),
-         "blocked_proposal 应有字符串字段 action、target、reason。", True),
-        (handoff_ok(record, name), "handoff：除 needs_review 外的每个停止都要写明 stopped_at、done、inspect"
-                                   "（含 loop.json 与每个子运行的 run.json）和具体的 decide（不能只说“请处理”），"
-                                   "needs_review 与 running 没有 handoff。", False),
-        (is_reading(record["elapsed_seconds"]),
-         "elapsed_seconds 是 {elapsed_seconds}，应为不小于 0 的秒数（单调时钟的读数，诚实的循环远不到 "
-         + f"{MAX_READING} 秒）。", True),
+            type(blocked.get(key)) is str for key in ("action", "target", "reason"))), "blocked_shape", {}, True),
+        (handoff_ok(record, name), "handoff_wrong", {}, False),
+        (is_reading(record["elapsed_seconds"]), "elapsed_wrong",
+         {"value": record["elapsed_seconds"], "most": MAX_READING}, True),
         (moment(record["started_at"]) is not None and finished_ok(record["finished_at"], status == "running"),
-         "started_at 应为 UTC 时间（如 2026-01-01T00:00:00Z）；finished_at 在结束后记录，running 时为 null。", True),
+         "times_wrong", {}, True),
     ]
 
 
 def attempts_within_range(attempts):
     """Never more attempts than the top of the --max-attempts range: a longer list is judged at once, unread."""
     return type(attempts) is not list or len(attempts) <= MAX_ATTEMPTS
-
-
-def too_many_attempts(attempts):
-    count = len(attempts) if type(attempts) is list else 0
-    return (f"attempts 有 {count} 项：--max-attempts 最多是 {MAX_ATTEMPTS}，循环从不记录更多的尝试，记录被改动过"
-            "（没有逐项核对）。")
 
 
 def unknown_fields_problem(where, fields, known, nested, schema=CURRENT.name):
@@ -149,19 +129,7 @@ def unknown_fields_problem(where, fields, known, nested, schema=CURRENT.name):
         for inner in fields[key] if inner not in inner_known]
     if not unknown:
         return None
-    return (f"{where} 有循环从不写的字段：{'、'.join(unknown)}：{schema} 记录里没有它们，记录被改动过；"
-            "请用新名称重新运行循环，不要手改记录。")
-
-
-class ShownFields(dict):
-    """A record's fields as its reader sees them in the file (JSON), written out only when a message asks."""
-
-    def __init__(self, record, **given):
-        super().__init__(given)
-        self.record = record
-
-    def __missing__(self, field):
-        return shown(self.record[field])
+    return Finding("unknown_fields", where=where, fields=unknown, schema=schema)
 
 
 def error_type_ok(error_type, reason):
@@ -222,9 +190,9 @@ def handoff_ok(record, name):
 def attempt_problem(number, entry, record, schema=CURRENT):
     """The shape of attempt NUMBER; attempts are numbered 1..n in order, each with its own child."""
     name, status, last = record["run"], record["status"], number == len(record["attempts"])
-    where = f"attempts 第 {number} 项"
+    where = Finding("attempt_entry", number=number)
     if type(entry) is not dict or any(key not in entry for key in schema.attempt_keys):
-        return f"{where} 缺少字段（应有 {'、'.join(schema.attempt_keys)}）。"
+        return Finding("attempt_fields_missing", where=where, keys=list(schema.attempt_keys))
     inner = {"candidate": ("action", "sample", "sha256"), "decision": schema.decision_keys,
              "timeout": ("seconds", "waited_seconds", "inventory"), "model": MODEL_ENTRY_KEYS, "resume": RESUME_KEYS}
     optional = ("resume",) if schema is CURRENT else ()  # written only at a resume, on the attempt it judged
@@ -232,14 +200,14 @@ def attempt_problem(number, entry, record, schema=CURRENT):
     if unknown:
         return unknown
     if not is_int(entry["attempt"]) or entry["attempt"] != number or entry["child_run"] != f"runs/{name}-{number:02d}":
-        return (f"{where} 记录为第 {shown(entry['attempt'])} 次、子运行 {shown(entry['child_run'])}：尝试必须按 1..n 依次记录，"
-                f"第 {number} 次的子运行是 runs/{name}-{number:02d}（有尝试被删除、调换了顺序，或指向了别的循环的子运行）。")
+        return Finding("attempt_numbering", where=where, value=entry["attempt"], child=entry["child_run"],
+                       number=number, expected=f"runs/{name}-{number:02d}")
     candidate, feedback, state = entry["candidate"], entry["feedback"], entry["state"]
     if type(candidate) is not dict or candidate.get("action") != "export" \
             or candidate.get("sample") not in SAMPLES or type(candidate.get("sha256")) is not str:
-        return f"{where} 的 candidate 应为 export 一个已知样例，并带 sha256。"
+        return Finding("candidate_shape", where=where)
     if feedback is not None and (type(feedback) is not dict or sorted(feedback) != ["error_type", "message"]):
-        return f"{where} 的 feedback 应为 null 或 {{error_type, message}}。"
+        return Finding("feedback_shape", where=where)
     judged = entry.get("resume")
     problem = judged_problem(where, judged, state)
     if problem:
@@ -248,11 +216,10 @@ def attempt_problem(number, entry, record, schema=CURRENT):
                       "unknown": bool(judged) or (last and status in ("interrupted", "needs_human")),
                       "timed_out": last and status in ("interrupted", "needs_human")}
     if type(state) is not str or not allowed_states.get(state, False):
-        return (f"{where} 的 state 是 {shown(state)}：只有最后一次尝试可以是 running（记录仍在进行）、"
-                "unknown（被中断或意外停止）或 timed_out（超过单次时限），续跑判断过的尝试可以是 unknown。")
+        return Finding("state_wrong", where=where, value=state)
     finished_child = entry["status"] in CHILD_STATUSES and entry["status"] != "running"
     if (state == "done") != finished_child or (state != "done" and entry["status"] is not None):
-        return f"{where} 的 status 是 {shown(entry['status'])}，与 state {shown(state)} 不配。"
+        return Finding("status_state", where=where, value=entry["status"], state=state)
     return (attempt_times_problem(where, entry)
             or decision_problem(where, entry["decision"], last, status, schema.decision_keys)
             or timeout_problem(where, entry, record["budget"]))
@@ -267,13 +234,10 @@ def judged_problem(where, judged, state):
     if not (type(judged) is dict and sorted(judged) == sorted(RESUME_KEYS) and judged["found"] in FOUND
             and (judged["run_status"] is None or judged["run_status"] in CHILD_STATUSES)
             and is_int(judged["segment"]) and judged["segment"] >= 2):
-        return (f"{where} 的 resume 是 {shown(judged)}：应为 {{{', '.join(RESUME_KEYS)}}}，found 是 "
-                f"{'、'.join(FOUND)} 之一，run_status 是子运行 run.json 的状态或 null，segment 是做判断的那一段（从 2 起）。")
+        return Finding("resume_shape", where=where, value=judged, keys=list(RESUME_KEYS), found=list(FOUND))
     if state not in ((FOUND[judged["found"]],) if FOUND[judged["found"]] else ("done", "timed_out")):
-        return (f"{where} 的 state 是 {shown(state)}，而 resume.found 是 {judged['found']}：没有做完的子运行（no_child、"
-                "partial_child）记为 unknown，采用的（complete_child）记为 done，已经做完的（finished_undecided）保持原样。")
+        return Finding("resume_state", where=where, state=state, found=judged["found"])
     return None
-
 
 
 def attempt_times_problem(where, entry):
@@ -281,14 +245,13 @@ def attempt_times_problem(where, entry):
     neither while it runs. Their order is verifier/clocks.py's to judge."""
     finished = (entry["finished_at"], entry["finished_offset"])
     if moment(entry["started_at"]) is None or not is_reading(entry["started_offset"]):
-        return (f"{where} 的 started_at 是 {shown(entry['started_at'])}、started_offset 是 "
-                f"{shown(entry['started_offset'])}：应为 UTC 时间与循环第一份记录之后不小于 0 的秒数"
-                f"（诚实的循环远不到 {MAX_READING} 秒）。")
+        return Finding("attempt_start_wrong", where=where, started=entry["started_at"], offset=entry["started_offset"],
+                       most=MAX_READING)
     if finished == (None, None) and entry["state"] != "done":
         return None
     if moment(finished[0]) is None or not is_reading(finished[1]) or entry["state"] == "running":
-        return (f"{where} 的 finished_at 是 {shown(finished[0])}、finished_offset 是 {shown(finished[1])}"
-                f"（state {shown(entry['state'])}）：结束的尝试两者都记录（UTC 时间与秒数），进行中的两者都是 null。")
+        return Finding("attempt_finish_wrong", where=where, finished=finished[0], offset=finished[1],
+                       state=entry["state"])
     return None
 
 
