@@ -77,7 +77,8 @@ VERIFIER_MUTANTS = [
          promise="slow 的替身工具在尝试里等的 3 秒是诚实的时间；改标成 repair 就是停顿",
          tests=CLOCKS),
     dict(id="clocks-pause-before-first-check", file="verifier/clocks.py",
-         original='            found += gap(before, Finding("moment_budget_check", number=n), plan.attempts[n - 1]["started_offset"])\n',
+         original='            found += gap(before, Finding("moment_budget_check", number=n), '
+                  'plan.attempts[n - 1]["started_offset"])\n',
          replacement='',
          promise="第一份记录写好到第 1 轮预算检查之间的停顿交给人（29 秒的停顿不是诚实的时间预算）",
          tests=CLOCKS),

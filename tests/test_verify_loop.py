@@ -498,7 +498,8 @@ class CommandLineTest(VerifyTestCase):
             verdict = self.verdict("t")
         text = " ".join(verdict["problems"])
         self.assertEqual(verdict["result"], "needs_human", verdict)
-        self.assertEqual(kinds_in(verdict), ["undecided_no_attempt", "why_interrupted", "handoff_guide"], text)
+        self.assertEqual(kinds_in(verdict), ["undecided_no_attempt", "why_interrupted", "handoff_guide", "resume_hint"],
+                         text)  # an interrupted loop may be resumed: the note says how
 
     def test_all_passing_folders_exit_0(self):
         code, stdout, stderr = self.run_cli("verify_loop.py", "loop-runs/r", "loop-runs/p")

@@ -64,7 +64,8 @@ class ResumedRecordTest(VerifyTestCase):
         forgeries = {
             "segment time lowered": ("a", "segments_apart", lambda rec: rec["segments"][0].update(elapsed_seconds=0)),
             "the unknown attempt dropped": ("w", "child_deleted", lambda rec: renumbered(rec, 1)),
-            "the judgement contradicted by the child": ("f", "judged_no_child", lambda rec: rec["attempts"][0]["resume"].update(
+            "the judgement contradicted by the child": ("f", "judged_no_child",
+                lambda rec: rec["attempts"][0]["resume"].update(
                 found="no_child", run_status=None)),
             "an attempt renumbered": ("w", "attempt_numbering", lambda rec: rec["attempts"][2].update(attempt=4)),
         }
@@ -79,27 +80,37 @@ class ResumedRecordTest(VerifyTestCase):
             # no reading out of order: the adopted child is checked (milliseconds) before its decision is read
             "the second segment starts later": ("a", "segments_apart", lambda rec: rec["segments"][1].update(
                 started_offset=first(rec)["decision"]["decided_offset"])),
-            "the last segment shorter than its readings": ("a", "reading_backwards", lambda rec: rec["segments"][1].update(
+            "the last segment shorter than its readings": ("a", "reading_backwards",
+                lambda rec: rec["segments"][1].update(
                 elapsed_seconds=0)),
             "the whole time lowered": ("a", "reading_backwards", lambda rec: rec.update(elapsed_seconds=0)),
-            "a gap that is no difference of the wall clocks": ("w", "segment_gap", lambda rec: rec["segments"][1].update(
+            "a gap that is no difference of the wall clocks": ("w", "segment_gap",
+                lambda rec: rec["segments"][1].update(
                 gap_seconds=rec["segments"][1]["gap_seconds"] - 30)),
-            "killed without its lower bound": ("w", "segments_wrong", lambda rec: rec["segments"][0].update(ended="killed")),
-            "the resume found another count": ("w", "judged_elsewhere", lambda rec: rec["segments"][1].update(after_attempt=0)),
-            "the segments merged": ("w", "judged_elsewhere", lambda rec: [rec["segments"].pop(), [rec["segments"][0].pop(key) for key in
+            "killed without its lower bound": ("w", "segments_wrong",
+                lambda rec: rec["segments"][0].update(ended="killed")),
+            "the resume found another count": ("w", "judged_elsewhere",
+                lambda rec: rec["segments"][1].update(after_attempt=0)),
+            "the segments merged": ("w", "judged_elsewhere",
+                lambda rec: [rec["segments"].pop(), [rec["segments"][0].pop(key) for key in
                                                                             ("ended", "lower_bound")]]),
-            "the judgement in a segment that is not there": ("w", "judged_elsewhere", lambda rec: first(rec)["resume"].update(segment=3)),
+            "the judgement in a segment that is not there": ("w", "judged_elsewhere",
+                lambda rec: first(rec)["resume"].update(segment=3)),
             "the judgement removed": ("w", "state_wrong", lambda rec: first(rec).pop("resume")),
-            "the unknown attempt said to have failed": ("w", "decision_contradicted", lambda rec: first(rec)["decision"].update(
+            "the unknown attempt said to have failed": ("w", "decision_contradicted",
+                lambda rec: first(rec)["decision"].update(
                 reason="first_failure")),
-            "the unknown attempt said to be done": ("f", "resume_state", lambda rec: first(rec).update(state="done", status="failed")),
+            "the unknown attempt said to be done": ("f", "resume_state",
+                lambda rec: first(rec).update(state="done", status="failed")),
             "another run status": ("f", "judged_run_status", lambda rec: first(rec)["resume"].update(run_status=None)),
-            "an adopted child said partial": ("a", "resume_state", lambda rec: first(rec)["resume"].update(found="partial_child")),
+            "an adopted child said partial": ("a", "resume_state",
+                lambda rec: first(rec)["resume"].update(found="partial_child")),
             "an adopted finish moved": ("a", "adopted_finish", lambda rec: first(rec).update(
                 finished_offset=round(first(rec)["finished_offset"] / 2, 3))),
             "a judgement on a loop never resumed": ("r", "judged_elsewhere", lambda rec: first(rec).update(resume={
                 "found": "complete_child", "run_status": "failed", "segment": 2})),
-            "the attempt before dropped and the count kept": ("a", "candidate_not_scripted", lambda rec: renumbered(rec, 1)),
+            "the attempt before dropped and the count kept": ("a", "candidate_not_scripted",
+                lambda rec: renumbered(rec, 1)),
         }
         for what, (name, kind, change) in forgeries.items():
             with self.subTest(what), self.forged(name, change):

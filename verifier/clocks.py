@@ -62,7 +62,8 @@ def readings(record):
     (plan, grouped), found = in_segments(record), []
     for k, numbers in grouped:
         start = 0 if k is None else plan.start(k)
-        found.append(Reading(Finding("reading_origin") if not k else time_of(f"segments[{k}]", "started_offset"), start))
+        origin = Finding("reading_origin") if not k else time_of(f"segments[{k}]", "started_offset")
+        found.append(Reading(origin, start))
         found += [Reading(Finding("reading_judged", number=n), decided(plan.attempts[n - 1]))
                   for n in range(1, len(plan.attempts) + 1) if k and plan.judged_in(n) == k]
         for n in numbers:
