@@ -3,6 +3,7 @@
     python3 loop_lab.py --run NAME --scenario repair|stuck|semantic|permission|slow|model
                         [--max-attempts 1..5] [--max-seconds 0..300] [--attempt-timeout 0.1..300]
                         [--max-api-calls 1..100] [--model-url URL | --model-script FILE]   (model only)
+    python3 loop_lab.py --resume NAME
 
 `OuterLoop.rounds()` is the lesson's flowchart, one numbered step per call, as in docs/loop/TASK.md
 「每一轮的顺序」: 1 budget, 2 proposal, 3 scope, 4 fresh child, 5 independent check, then the decision,
@@ -13,12 +14,13 @@ author's scripted choosers (data, not a model), so every stop can be reproduced 
 asks a development model (proposer/, loaded for it alone), whose claim decides nothing. The record,
 `loop-runs/NAME/loop.json`, is written atomically when the name is claimed, before and after every attempt
 and at the end. Budgets and the order of events are judged on the monotonic clock; `*_at` times are wall-clock.
+A resume (step 0,「续跑」) checks first, judges the attempt in flight once, and goes on in a new clock segment.
 
 The machinery is in machinery/ (its docstring lists each module and what it guarantees; `--attempt-timeout` runs
-an attempt in a process of its own, ended within S + grace). Shared: harness.py runs each child and lends the
-watched files, samples, name rule and fingerprint; verify_harness.py checks each child; cli.py is the plumbing.
-`run_loop()` is the in-process entry (clocks, sleep, child runner and checker, the development model can be
-injected); verify_loop.py checks the records without importing any of this.
+an attempt in a process of its own, ended within S + grace; resume.py holds the loop's lock and a resume's checks).
+Shared: harness.py runs each child and lends the watched files, samples, name rule and fingerprint;
+verify_harness.py checks each child; cli.py is the plumbing. `run_loop()` is the in-process entry (clocks, sleep,
+child runner and checker, the development model can be injected); verify_loop.py checks records importing none of it.
 """
 # From the script's first line on, Ctrl-C or termination must end in one JSON line and exit 130. Until
 # main() can answer them, the signals that arrive are only noted; main() raises the first one.
@@ -53,9 +55,9 @@ from collections import namedtuple
 from pathlib import Path
 
 import harness
-from cli import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOP, EXIT_USAGE, create_record_folder, display_path, print_json, say,
+from cli import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOP, EXIT_USAGE, create_record_folder, print_json, say,
                  write_json_atomic)
-from machinery import arguments, executor, interrupts, progress
+from machinery import arguments, executor, interrupts, progress, resume
 from machinery.arguments import as_given
 from machinery.progress import DECIDE, before_again, done_line, explain, left_text
 
@@ -66,18 +68,15 @@ SCENARIOS = ("repair", "stuck", "semantic", "permission", "slow", arguments.MODE
 # other module the loop runs (its machinery and the command-line plumbing): a record names the code that made it.
 LOOP_FILES = harness.WATCHED_FILES + ("loop_lab.py", "docs/loop/TASK.md", "cli.py", "machinery/__init__.py",
                                       "machinery/arguments.py", "machinery/executor.py", "machinery/interrupts.py",
-                                      "machinery/progress.py")
+                                      "machinery/progress.py", "machinery/resume.py")
 STAND_IN_TOOL_SECONDS = 3  # slow: how long the stand-in tool takes to return, before the harness runs
 TIMESTAMP = "%Y-%m-%dT%H:%M:%SZ"  # the harness's format: UTC, whole seconds
 CONTINUE_WHY = "已确认的教学失败，第一次出现：带着反馈继续"
 
 
 class Stop(namedtuple("Stop", "status reason handoff error_type why elapsed", defaults=(None, None, None))):
-    """How the loop ends: STATUS/REASON, the HANDOFF for a person (None for needs_review), ERROR_TYPE.
-
-    WHY is the decision in the lesson's terms when the stop follows an attempt; ELAPSED is the clock
-    reading a time-budget stop judged (it becomes the record's elapsed_seconds).
-    """
+    """How the loop ends: STATUS/REASON, the HANDOFF for a person (None for needs_review), ERROR_TYPE; WHY, the
+    decision in the lesson's terms after an attempt; ELAPSED, the reading a time-budget stop judged."""
 
 
 class RecordNotSaved(Exception):
@@ -121,12 +120,14 @@ def attempt_body(root, name, sample, tool_wait, sleep=time.sleep, run_child=harn
 
 def new_loop(root, name, scenario, max_attempts=3, max_seconds=30, attempt_timeout=None, max_api_calls=None,
              model_url=None, model_script=None, *, clock=time.monotonic, wall=time.time, sleep=time.sleep,
-             tool_seconds=STAND_IN_TOOL_SECONDS, run_child=harness.run_harness, check_child=None, open_model=None):
+             tool_seconds=STAND_IN_TOOL_SECONDS, run_child=harness.run_harness, check_child=None, open_model=None,
+             resumed=None):
     """An OuterLoop ready to run; ValueError (in Chinese) for arguments that cannot start one.
 
     CLOCK is the monotonic clock of budgets and offsets, WALL the calendar clock of the `*_at` times, SLEEP
     and TOOL_SECONDS the stand-in tool's wait (slow only; in a process of its own it really waits TOOL_SECONDS).
-    RUN_CHILD and CHECK_CHILD (verify_harness by default) serve in-process attempts; OPEN_MODEL, the model's."""
+    RUN_CHILD and CHECK_CHILD (verify_harness by default) serve in-process attempts; OPEN_MODEL, the model's.
+    RESUMED: (record, its lock held) of a loop to resume."""
     problem = arguments.argument_problem(SCENARIOS, name, scenario, max_attempts, max_seconds, attempt_timeout,
                                          max_api_calls, model_url, model_script)
     model = None
@@ -138,35 +139,43 @@ def new_loop(root, name, scenario, max_attempts=3, max_seconds=30, attempt_timeo
         raise ValueError(problem)
     return OuterLoop(Path(root), name, scenario, (max_attempts, max_seconds, attempt_timeout),
                      dict(clock=clock, wall=wall, sleep=sleep, run_child=run_child, check_child=check_child,
-                          tool_wait=tool_seconds if scenario == "slow" else 0, model=model))
+                          tool_wait=tool_seconds if scenario == "slow" else 0, model=model), resumed)
 
 
-def run_loop(root, name, scenario, **options):
-    """Runs the loop in ROOT/loop-runs/NAME/; returns (loop.json record, exit code).
+def resumed_loop(root, name, **options):
+    """The OuterLoop resuming the loop NAME of ROOT (machinery/resume.py: resume.Refused when it may not)."""
+    return resume.resumed(new_loop, Path(root), name, SCHEMA, lambda: harness.fingerprint(root, LOOP_FILES), **options)
 
-    ValueError for bad arguments, cli.NameTaken (a FileExistsError) for a used name and OSError
-    when the first record cannot be made: nothing is created then. OPTIONS as for new_loop().
-    """
-    loop = new_loop(root, name, scenario, **options)
+
+def run_loop(root, name, scenario=None, **options):
+    """Runs the loop in ROOT/loop-runs/NAME/ (SCENARIO None: resumes it); returns (loop.json record, exit code).
+    ValueError for bad arguments, cli.NameTaken (a FileExistsError) for a used name and OSError when the first
+    record cannot be made, resume.Refused when it cannot be resumed: nothing is created then. OPTIONS: new_loop()'s."""
+    loop = new_loop(root, name, scenario, **options) if scenario else resumed_loop(root, name, **options)
     try:
         code = loop.run()
     finally:
         interrupts.restore(loop.settled)  # the caller goes on: its Ctrl-C works again
+        if loop.lock:  # and the loop may be resumed (the process would let go of its lock as it ends)
+            loop.lock.release()
     return loop.record, code
 
 
-class OuterLoop:
-    """One loop run: its record, the rounds, and how each kind of stop is written down."""
+class OuterLoop(resume.Resuming):
+    """One loop run: its record, the rounds, and how each kind of stop is written down (a resume first takes the step
+    machinery/resume.py's Resuming adds)."""
 
-    def __init__(self, root, name, scenario, budget, tools):
+    def __init__(self, root, name, scenario, budget, tools, resumed=None):
         self.root, self.name, self.scenario = root, name, scenario
         self.max_attempts, self.max_seconds, self.attempt_timeout = budget
         self.clock, self.wall, self.sleep = tools["clock"], tools["wall"], tools["sleep"]
         self.run_child, self.tool_wait, self.model = tools["run_child"], tools["tool_wait"], tools["model"]
         self.check_child, self.course = tools["check_child"] or self.check_independently, None
         self.folder = root / "loop-runs" / name
-        self.claimed, self.start, self.settled = False, None, {}
-        self.record = {
+        self.claimed, self.start, self.base, self.settled = False, None, 0, {}
+        self.record, self.lock = resumed or (None, None)
+        self.resumed = resumed is not None
+        self.record = self.record or {
             "schema": SCHEMA, "id": os.urandom(16).hex(), "run": name, "scenario": scenario,
             "budget": {"max_attempts": self.max_attempts, "max_seconds": as_given(self.max_seconds),
                        "attempt_timeout": None if self.attempt_timeout is None else as_given(self.attempt_timeout)},
@@ -184,15 +193,11 @@ class OuterLoop:
         return self.record["attempts"]
 
     def run(self):
-        """Claims the name with the first record, goes round until a Stop, writes it down; the exit code."""
+        """Claims the name with the first record (or resumes), goes round until a Stop, writes it down; exit code."""
         try:
             with interrupts.held():
-                create_record_folder(self.folder.parent, self.name, self.write_first,
-                                     lambda: arguments.used_child_name(self.root, self.name))
-                self.claimed, self.start, wall = True, self.clock(), self.wall()  # offsets count from the first record
-                self.record["segments"].append({"started_at": self.wall_time(wall), "started_offset": 0,  # one reading
-                                                "wall_minus_monotonic": round(wall, 3), "elapsed_seconds": 0})
-            stop = self.rounds()
+                self.begin()
+            stop = (self.carry_on() if self.resumed else None) or self.rounds()
         except KeyboardInterrupt as exc:
             if not self.claimed:
                 raise
@@ -207,6 +212,17 @@ class OuterLoop:
             if self.model:  # the local model server ends with the loop, whatever ends the loop
                 self.model.close()
         return self.finish(stop)
+
+    def begin(self):
+        """The first record, claiming the name, then the origin of the loop's monotonic clock (offsets count from the
+        first record); resuming, the origin of a new segment (machinery/resume.py's Resuming)."""
+        if self.resumed:
+            return self.open_segment()
+        create_record_folder(self.folder.parent, self.name, self.write_first,
+                             lambda: arguments.used_child_name(self.root, self.name))
+        self.claimed, self.start, wall = True, self.clock(), self.wall()
+        self.record["segments"].append({"started_at": self.wall_time(wall), "started_offset": 0,  # one reading
+                                        "wall_minus_monotonic": round(wall, 3), "elapsed_seconds": 0})
 
     def rounds(self):
         """The lesson's flowchart (docs/loop/TASK.md「每一轮的顺序」), round after round, until a Stop."""
@@ -251,9 +267,9 @@ class OuterLoop:
     # --- the steps -------------------------------------------------------------------------------
 
     def offset(self):
-        """Seconds on the loop's monotonic clock since its first record, as recorded (3 decimals); the segment's
-        elapsed_seconds follows every reading, so a record says how far its monotonic clock got."""
-        reading = round(self.clock() - self.start, 3)
+        """Seconds on the loop's monotonic clock since its first record, as recorded (3 decimals; BASE: the segments
+        before a resume's). The segment's elapsed_seconds follows every reading: a record says how far its clock got."""
+        reading = round(self.base + (self.clock() - self.start), 3)
         for segment in self.record["segments"][-1:]:
             segment["elapsed_seconds"] = round(reading - segment["started_offset"], 3)
         return reading
@@ -309,11 +325,14 @@ class OuterLoop:
             self.course = verify_harness.Course(self.root)
         return verify_harness.verify_run(run_dir, self.course)
 
-    def finish_attempt(self, attempt, child):
+    def finish_attempt(self, attempt, child, finished=None):
+        """ATTEMPT done as CHILD (its run.json record) says; FINISHED, for one adopted at a resume: the end of the
+        segment it ran in (an upper bound) and the child's own finish time."""
         error = child["error"]
+        offset, at = finished or (self.offset(), self.wall_time())
         attempt.update(state="done", status=child["status"],
                        feedback=error and {"error_type": error["type"], "message": error["message"]},
-                       finished_offset=self.offset(), finished_at=self.wall_time())
+                       finished_offset=offset, finished_at=at)
         progress.say_round(attempt, self.max_attempts, self.root)
 
     def decide(self, attempt, verdict):
@@ -327,9 +346,9 @@ class OuterLoop:
         earlier = next((a for a in self.attempts[:-1] if same_failure(a, attempt)), None)
         return self.stalled(attempt, earlier) if earlier else None
 
-    def write_decision(self, attempt, stop):
-        """What was decided after ATTEMPT, kept with it: go on with its feedback, or STOP and why."""
-        attempt["decision"] = dict({"next": "continue", "reason": "first_failure", "why": CONTINUE_WHY} if stop is None
+    def write_decision(self, attempt, stop, going_on=("first_failure", CONTINUE_WHY)):
+        """What was decided after ATTEMPT, kept with it: go on (its feedback, or as GOING_ON says), or STOP and why."""
+        attempt["decision"] = dict({"next": "continue", "reason": going_on[0], "why": going_on[1]} if stop is None
                                    else {"next": "stop", "reason": stop.reason, "why": stop.why},
                                    decided_offset=self.offset())
         self.save()
@@ -338,15 +357,8 @@ class OuterLoop:
 
     def budget_exhausted(self, number, reason, why, elapsed=None):
         say(f"[第 {number} 轮] {why}：不再提出候选，停止（budget_exhausted/{reason}）。")
-        if reason == "attempt_budget":
-            decide = DECIDE["attempt_budget"].format(child=self.attempts[-1]["child_run"])
-        elif self.attempts:  # slow: its attempt began inside the budget and waited on its tool past it
-            slow = DECIDE["slow_lesson"].format(attempt=number - 1, seconds=f"{self.tool_wait:g}")
-            decide = DECIDE["time_budget"] + (slow if self.scenario == "slow" else "")
-        elif self.max_seconds == 0:
-            decide = DECIDE["no_time_at_all"]
-        else:
-            decide = DECIDE["time_spent_starting"].format(seconds=self.record["budget"]["max_seconds"])
+        decide = progress.budget_decide(reason, self.attempts, self.record["budget"]["max_seconds"],
+                                        self.scenario == "slow" and self.tool_wait)
         return Stop("budget_exhausted", reason, self.handoff(f"第 {number} 轮开始前：{why}", decide), elapsed=elapsed)
 
     def proposal_stopped(self, number, stopped):
@@ -403,17 +415,21 @@ class OuterLoop:
 
     def timed_out(self, attempt, timeout):
         """The executor ended ATTEMPT at its limit: `timed_out`, with what the child left, for a person."""
-        child, sample, limit = attempt["child_run"], attempt["candidate"]["sample"], as_given(timeout.seconds)
         attempt.update(state="timed_out", finished_offset=self.offset(), finished_at=self.wall_time(),
-                       timeout={"seconds": limit, "waited_seconds": round(timeout.waited, 3),
+                       timeout={"seconds": as_given(timeout.seconds), "waited_seconds": round(timeout.waited, 3),
                                 "inventory": timeout.left})
         progress.say_round(attempt, self.max_attempts, self.root)
+        return self.timeout_stop(attempt)
+
+    def timeout_stop(self, attempt):
+        child, sample, timeout = attempt["child_run"], attempt["candidate"]["sample"], attempt["timeout"]
+        limit, left = timeout["seconds"], timeout["inventory"]
         tool = f"（slow 的替身工具要等 {self.tool_wait:g} 秒才返回）" if self.tool_wait else ""
-        lesson = DECIDE["slow_timeout_lesson"] if self.tool_wait > timeout.seconds else ""
+        lesson = DECIDE["slow_timeout_lesson"] if self.tool_wait > limit else ""
         return Stop("needs_human", "attempt_timeout", self.handoff(
-            f"第 {attempt['attempt']} 次尝试到单次时限 {limit} 秒仍未返回：子进程运行了 {timeout.waited:.1f} 秒后被终止",
-            DECIDE["timed_out"].format(sample=sample, child=child, tool=tool, left=left_text(child, timeout.left),
-                                       check=before_again(child, timeout.left)) + lesson),
+            f"第 {attempt['attempt']} 次尝试到单次时限 {limit} 秒仍未返回：子进程运行了 {timeout['waited_seconds']:.1f} 秒"
+            "后被终止", DECIDE["timed_out"].format(sample=sample, child=child, tool=tool, left=left_text(child, left),
+                                                check=before_again(child, left)) + lesson),
             why=f"超过单次时限 {limit} 秒，子进程已被终止，结果未知：不自动重试，停止，交给人")
 
     def needs_human(self, error_type, what, decide, inspect=(), why=None):
@@ -422,14 +438,15 @@ class OuterLoop:
                     error_type, why)
 
     def interrupted(self, exc):
-        by = "终止信号" if interrupt_reason(exc) == "terminated" else " Ctrl-C "
+        by = "终止信号" if interrupts.reason(exc) == "terminated" else " Ctrl-C "
         in_flight = self.attempt_in_flight()
-        mark_unknown(in_flight)
-        decide = (self.unknown_attempt_advice(in_flight["child_run"]) if in_flight else
+        if in_flight:
+            in_flight["state"] = "unknown"  # it may have done some, all or none of its work: never "not done"
+        decide = (progress.unknown_advice(self.root, in_flight, self.attempt_timeout) if in_flight else
                   "已记录的尝试都已完成；" if self.attempts else "还没有开始任何尝试，也没有子运行；")
         say(f"已中断（{by.strip()}）：{self.where()}。")
-        return Stop("interrupted", interrupt_reason(exc), self.handoff(
-            f"被{by}中断于{self.where()}", decide + "核对后用新名称重新运行，本记录保持不动。"))
+        return Stop("interrupted", interrupts.reason(exc), self.handoff(
+            f"被{by}中断于{self.where()}", decide + DECIDE["resume_or_new_name"].format(name=self.name)))
 
     def unexpected(self, exc):
         """Any exception nobody foresaw: for a person, with the file it names (if any) to inspect."""
@@ -441,28 +458,22 @@ class OuterLoop:
         else:
             what, inspect = str(exc) or repr(exc), []
         in_flight = self.attempt_in_flight()
-        mark_unknown(in_flight)
-        advice = self.unknown_attempt_advice(in_flight["child_run"]) if in_flight else ""
+        if in_flight:
+            in_flight["state"] = "unknown"
+        advice = progress.unknown_advice(self.root, in_flight, self.attempt_timeout) if in_flight else ""
         return self.needs_human(error_type, what, advice + DECIDE["unexpected"], inspect)
 
-    def unknown_attempt_advice(self, child):
-        ended = DECIDE["child_process_ended"] if self.attempt_timeout is not None else ""
-        recorded = "unknown_with_record" if (self.root / child / "run.json").is_file() else "unknown_without_record"
-        return ended + DECIDE[recorded].format(child=child)
-
     def record_not_saved(self, exc):
-        cause = exc.__cause__
-        self.record.update(status="needs_human", reason="unexpected_error", error_type=type(cause).__name__)
-        say(f"无法写入 {display_path(self.folder / 'loop.json')}，原因是{explain(type(cause).__name__)}：{cause}。"
-            f"保留上一次成功写入的记录（可能仍是 running），循环停止。请检查磁盘空间和目录权限，"
-            f"核对 {display_path(self.root / 'runs')}/{self.name}-NN 后用新名称重新运行。")
+        self.record.update(status="needs_human", reason="unexpected_error", error_type=type(exc.__cause__).__name__)
+        progress.say_not_saved(exc.__cause__, self.folder, self.root / "runs" / f"{self.name}-NN")
         return EXIT_STOP
 
     # --- where the loop is, and the hand-off -------------------------------------------------------
 
     def attempt_in_flight(self):
-        """The attempt that started and never finished (`running`, or already marked `unknown`)."""
-        return next((a for a in self.attempts if a["state"] in ("running", "unknown")), None)
+        """The attempt that started and was never decided (`running`, or already marked `unknown`): the last."""
+        last = self.attempts[-1] if self.attempts else None
+        return last if last and last["state"] in ("running", "unknown") and last["decision"] is None else None
 
     def where(self):
         in_flight = self.attempt_in_flight()
@@ -514,6 +525,10 @@ class OuterLoop:
         return f"loop-runs/{self.name}/{file_name}"
 
     def write_first(self, staging):
+        """The first record, in the claim folder; the loop's lock is taken first, before the folder gets its name."""
+        self.lock = resume.LoopLock(self.folder)
+        if not self.lock.acquire():  # a loop of this name still runs, its folder gone: the name is busy
+            raise cli.NameTaken(f"loop-runs/{self.lock.path.name}", busy=True)
         write_json_atomic(Path(staging) / "loop.json", self.record)
 
     def save(self):
@@ -525,12 +540,6 @@ class OuterLoop:
             raise RecordNotSaved() from exc
 
 
-def mark_unknown(attempt):
-    """An attempt cut off mid-way may have done some, all or none of its work: `unknown`, never "not done"."""
-    if attempt:
-        attempt["state"] = "unknown"
-
-
 def same_failure(earlier, attempt):
     """Stall: the same candidate (name and content hash) with the same error type and message."""
     return (earlier["state"] == "done" and earlier["status"] == "failed"
@@ -538,18 +547,8 @@ def same_failure(earlier, attempt):
 
 
 def summary(record):
-    return {key: (len(record[key]) if key == "attempts" else record[key])
-            for key in ("status", "reason", "semantic_review", "attempts", "actual_api_calls")}
-
-
-def interrupt_reason(exc):
-    return "terminated" if isinstance(exc, cli.Terminated) else "keyboard_interrupt"
-
-
-def not_started(reason):
-    """The line printed when the loop is interrupted before its first record."""
-    return {"status": "interrupted", "reason": reason, "semantic_review": "pending", "attempts": 0,
-            "actual_api_calls": 0}
+    keys = ("status", "reason", "semantic_review", "attempts", "actual_api_calls")
+    return {key: (len(record[key]) if key == "attempts" else record[key]) for key in keys}
 
 
 def exit_code(status):
@@ -567,25 +566,26 @@ def main(argv=None):
         interrupts.answer_from_now_on(BEFORE_START, note_signal, SIGNALS_WHILE_STARTING)
         cli.use_safe_console()
         args = arguments.parse_arguments(argv, SCENARIOS, STAND_IN_TOOL_SECONDS)
-        loop = new_loop(ROOT, args.run, args.scenario, args.max_attempts, args.max_seconds, args.attempt_timeout,
-                        args.max_api_calls, args.model_url, args.model_script)
+        loop = resumed_loop(ROOT, args.resume) if args.resume else new_loop(
+            ROOT, args.run, args.scenario, args.max_attempts, args.max_seconds, args.attempt_timeout,
+            args.max_api_calls, args.model_url, args.model_script)
         code = loop.run()
+    except resume.Refused as exc:  # nothing written: the record stays as it was
+        say(str(exc))
+        return EXIT_USAGE
     except cli.NameTaken as exc:
         say(arguments.name_taken_message(exc, args, ROOT))
         return EXIT_USAGE
     except OSError as exc:  # before the first record: the folder or a context file is not usable
-        # the system's own words (strerror) are English on most machines: the gloss and the path say it
-        detail = f"：{display_path(exc.filename)}" if exc.strerror and exc.filename else f"：{exc}"
-        say(f"循环没能开始（{explain(type(exc).__name__)}{detail}）：什么记录都没有留下。请检查工作区是否可写、"
-            "文件是否可读，再运行同一条命令。")
+        progress.say_not_started(exc)
         with interrupts.held():
-            print_json(dict(not_started("unexpected_error"), status="needs_human"))
+            print_json(dict(interrupts.not_started("unexpected_error"), status="needs_human"))
         return EXIT_STOP
     except KeyboardInterrupt as exc:
         if loop is None or not loop.claimed:
             say("已中断：循环还没开始，没有创建任何记录。")
             with interrupts.held():
-                print_json(not_started(interrupt_reason(exc)))
+                print_json(interrupts.not_started(interrupts.reason(exc)))
             return EXIT_INTERRUPTED
         if loop.record["status"] == "running":  # a second Ctrl-C while the first was being handled
             code = loop.finish(loop.interrupted(exc))

@@ -9,11 +9,12 @@
 The command line only. Does each stop follow from the evidence it left? The work is done in
 modules, each with one job: verifier/records.py (the verifier's own copy of the rules, and how a record
 is read), verifier/shape.py (its fields), verifier/check.py (one loop folder), verifier/outcome.py (its stop and
-decisions re-derived), verifier/clocks.py (a record's clocks), verifier/older.py (records of an older workspace),
-verifier/explain.py (--explain), verifier/proposals.py (a model loop's proposals; it uses project/verify_ask.py,
-the notes assistant's verifier, as verify_harness.py is used for each child), and classroom/ (check.py: a
-whole class and its reports; hand_in.py: --pack). None of them imports loop_lab.py, harness.py, export_review.py
-or the loop's machinery/: the checked programs never vouch for themselves.
+decisions re-derived), verifier/clocks.py (a record's clocks), verifier/resumed.py (a resumed record's segments
+and judgements), verifier/older.py (records of an older workspace), verifier/explain.py (--explain),
+verifier/proposals.py (a model loop's proposals; it uses project/verify_ask.py, the notes assistant's verifier, as
+verify_harness.py is used for each child), and classroom/ (check.py: a whole class and its reports; hand_in.py:
+--pack). None of them imports loop_lab.py, harness.py, export_review.py or the loop's machinery/: the checked
+programs never vouch for themselves.
 What they share with the rest of the workspace: cli.py's plumbing (capped reads of plain files,
 strict record parsing, line ends, glosses, paths shown from the current folder, Chinese arguments,
 output) and named pieces of verify_harness.py, the lesson-13 verifier: verify_run checks each child run against
@@ -147,7 +148,8 @@ def missing_loop(text):
 
 
 def loop_folders(parser, texts):
-    """The loop folders named on the command line; a claim folder (`.lock-*`) is skipped, not checked."""
+    """The loop folders named on the command line; a claim folder (`.lock-*`) or a loop's lock file (`.held-*`) is
+    skipped, not checked."""
     folders, listed = [], {}  # each parent folder is listed once, however many of its loops are named
     for text in texts:
         path = Path(os.path.abspath(text))  # not resolved: a link keeps its own name, it is checked, not followed
@@ -157,12 +159,12 @@ def loop_folders(parser, texts):
             path = verify_harness.as_listed(text)  # typed in another case: the folder's own spelling
         if not os.path.lexists(path):
             parser.error(missing_loop(text))
+        if path.parent.name == "loop-runs" and path.name.startswith("."):  # a loop's lock file, or a claim
+            say(f"跳过 {visible(display_path(path))}：以点开头的是循环的锁文件或认领名称时的临时目录，不是循环记录。")
+            continue
         if not os.path.isdir(path) or path.parent.name != "loop-runs":
             parser.error(f"{text} 不是 loop-runs/ 下的循环目录：请给出例如 loop-runs/repair-01（这次没有核对任何目录）。"
                          "用通配符时写 loop-runs/*/，只列出文件夹。")
-        if path.name.startswith("."):
-            say(f"跳过 {visible(display_path(path))}：以点开头的是认领名称时的临时目录，不是循环记录。")
-            continue
         folders.append(path)
     if not folders:
         parser.error("给出的目录里没有循环记录：请给出 loop-runs/ 下的循环目录，例如 loop-runs/repair-01。")

@@ -92,6 +92,7 @@ class Checked:
         # then "…以及另外 K 条"
         self.reasons = [found if type(found) is Reason else Reason(found) for found in at_most(found)]
         self.notes = [*earlier_note(self.earlier), *(cut_short_note(loop) for loop in self.loops if loop["cut_short"]),
+                      *(resumed_note(loop) for loop in self.loops if loop["resumed"] and not loop["cut_short"]),
                       *(orphan_note(*orphan) for orphan in self.orphans)]
         self.row = {"student": self.student, "id": self.student_id, "result": self.result(counted, missing),
                     "cases": cases, "loops": len(self.loops), "problems": [reason.text for reason in self.reasons],
@@ -199,7 +200,8 @@ def loop_summary(check, course, relative):
     summary.update(folder=relative(result["folder"]), paths=[relative(path) for path in result["paths"]],
                    problems=[finding.map(relative) for finding in result["findings"]],
                    notes=[finding.map(relative) for finding in result["remarks"]])
-    summary["case"] = case_of(summary)
+    summary["resumed"] = resumes(check.record)
+    summary["case"] = None if summary["resumed"] else case_of(summary)  # a resumed loop is none of the six cases
     # an older version's files differ from the teacher's of course: the check judged the loop on them instead
     seen = changed_course_files(check.record, course) if result["result"] != "pass" and not check.version else ()
     summary["course"], summary["course_seen"] = tuple(rel for rel, _ in seen), seen
@@ -224,6 +226,12 @@ def cut_short(check):
     if not all(note == expected or note.kind in CUT_OFF for note in check.verdict.notes):
         return None
     return f"{record['status']}/{record['reason']}"
+
+
+def resumes(record):
+    """How many times a record of today's schema was resumed (its segments after the first); 0 for any other."""
+    segments = record.get("segments") if type(record) is dict and record.get("schema") == SCHEMA else None
+    return len(segments) - 1 if type(segments) is list and len(segments) > 1 else 0
 
 
 def changed_course_files(record, course):
@@ -319,6 +327,10 @@ def earlier_note(earlier):
 
 def cut_short_note(loop):
     return Finding("cut_short", folder=loop["folder"], stop=loop["cut_short"])
+
+
+def resumed_note(loop):
+    return Finding("resumed_note", folder=loop["folder"], count=loop["resumed"], result=loop["result"])
 
 
 def orphan_note(loop_folder, children):

@@ -29,7 +29,8 @@ from pathlib import Path
 
 from classroom import releases
 from cli import command, display_path, loads_record, say, visible
-from verifier.records import LOOP_FILES, RECORD_CAP, Workspace, combined_fingerprint, listing, read_record_file
+from verifier.records import (LOOP_FILES, RECORD_CAP, V3_LOOP_FILES, Workspace, combined_fingerprint, listing,
+                              read_record_file)
 
 EXERCISE_PREFIX = "ex-"  # docs/loop/EXERCISES.md names every loop and run it makes so
 SCRATCH = "lesson-14-scratch"  # the exercises' copy, beside the workspace
@@ -83,7 +84,8 @@ def loop_records(root):
 def recorded_entries(record):
     context = record.get("context")
     entries = context.get("entries") if type(context) is dict else None
-    if type(entries) is dict and set(entries) == set(LOOP_FILES) and all(type(v) is str for v in entries.values()):
+    lists = (set(LOOP_FILES), set(V3_LOOP_FILES))  # today's watched files, or those of a release before resume.py
+    if type(entries) is dict and set(entries) in lists and all(type(v) is str for v in entries.values()):
         return entries
     return None
 
@@ -105,7 +107,7 @@ def edited(root, course):
     if not released:
         return None
     reference = max(released.values(), key=lambda entries: order[combined_fingerprint(entries)])
-    files = [rel for rel in sorted(LOOP_FILES) if here[rel] != reference[rel]]
+    files = [rel for rel in sorted(reference) if here[rel] != reference[rel]]
     others = {name: recorded_entries(record) for name, record in loop_records(root).items()}
     after = sorted(name for name, entries in others.items()
                    if entries is not None and any(entries[rel] == here[rel] for rel in files))

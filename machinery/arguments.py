@@ -78,26 +78,25 @@ def model_option_problem(scenario, max_api_calls, model_url, model_script):
 
 
 def parse_arguments(argv, scenarios, tool_seconds):
-    """The command's arguments; exit 2 with a Chinese message when they cannot start a loop.
+    """The command's arguments; exit 2 with a Chinese message when they cannot start (or resume) a loop.
 
-    TOOL_SECONDS: how long the slow scenario's stand-in tool waits (said in --help)."""
+    `--resume NAME` stands alone: the scenario and the budgets are the record's. TOOL_SECONDS: how long the slow
+    scenario's stand-in tool waits (said in --help)."""
     parser = cli.ChineseArgumentParser(
         usage=("[-h] --run NAME --scenario", f"{{{','.join(scenarios)}}} [--max-attempts N]",
                "[--max-seconds S] [--attempt-timeout S] [--max-api-calls N]",
-               "[--model-url URL | --model-script FILE]"),
+               "[--model-url URL | --model-script FILE]", "| --resume NAME"),
         description="第 14 篇的外层循环：在预算内根据反馈更换固定候选，停在 needs_review、停滞、预算耗尽或需要人工。",
         epilog="退出码：0 needs_review（机械通过，内容待审）；1 stalled / budget_exhausted / needs_human（受控停止，"
-               "包括单次时限到了的 attempt_timeout）；2 参数错误或名称已用过；130 被 Ctrl-C 或终止信号中断。"
-               "范围与预算见 docs/loop/TASK.md。",
+               "包括单次时限到了的 attempt_timeout）；2 参数错误、名称已用过，或 --resume 不能续跑；130 被 Ctrl-C 或"
+               "终止信号中断。范围与预算见 docs/loop/TASK.md。",
     )
-    parser.add_argument("--run", metavar="NAME", required=True,
+    parser.add_argument("--run", metavar="NAME",
                         help="新的循环名（1-61 个字符，不区分大小写；loop-runs/NAME 和 runs/NAME-NN 都不得已存在）")
-    parser.add_argument("--scenario", choices=scenarios, required=True,
+    parser.add_argument("--scenario", choices=scenarios,
                         help=f"作者预先写好的候选脚本（slow 与 repair 相同，但每次尝试先等替身工具 {tool_seconds} 秒）")
-    parser.add_argument("--max-attempts", type=int, default=3, metavar="N",
-                        help="最多尝试次数，含第一次，1-5（默认 3）")
-    parser.add_argument("--max-seconds", type=float, default=30, metavar="S",
-                        help="轮次边界时间预算，0-300 秒，可为小数（默认 30）")
+    parser.add_argument("--max-attempts", type=int, metavar="N", help="最多尝试次数，含第一次，1-5（默认 3）")
+    parser.add_argument("--max-seconds", type=float, metavar="S", help="轮次边界时间预算，0-300 秒，可为小数（默认 30）")
     parser.add_argument("--attempt-timeout", type=float, default=None, metavar="S",
                         help="单次尝试的时限，0.1-300 秒：每次尝试在自己的子进程里运行，到时终止（默认不限，在循环进程里运行）")
     parser.add_argument("--max-api-calls", type=int, default=None, metavar="N",
@@ -109,7 +108,25 @@ def parse_arguments(argv, scenarios, tool_seconds):
     parser.add_argument("--model-script", metavar="FILE",
                         help=f"只用于 --scenario {MODEL_SCENARIO}：本机 mock 重放的开发模型（工作区里的脚本），自带 "
                              f"{DEVELOPER_MODELS}")
+    parser.add_argument("--resume", metavar="NAME",
+                        help="续跑被中断（或进程被强行结束）的循环 NAME：先核对记录、文件和进行中的那次尝试留下了什么，"
+                             "情景和预算取自记录，不能另给")
     args = parser.parse_args(argv)
+    if args.resume is not None:
+        given = [option for option, value in (
+            ("--run", args.run), ("--scenario", args.scenario), ("--max-attempts", args.max_attempts),
+            ("--max-seconds", args.max_seconds), ("--attempt-timeout", args.attempt_timeout)) if value is not None]
+        if given:
+            parser.error(f"--resume 只接受循环的名称：情景和预算取自它的记录，不能改（收到 {'、'.join(given)}）。")
+        problem = harness.name_problem(args.resume, MAX_NAME)
+        if problem:
+            parser.error(problem)
+        return args
+    if args.run is None or args.scenario is None:
+        missing = [option for option, value in (("--run", args.run), ("--scenario", args.scenario)) if value is None]
+        parser.error(f"缺少必需的参数：{'、'.join(missing)}（或用 --resume NAME 续跑一个被中断的循环）。")
+    args.max_attempts = 3 if args.max_attempts is None else args.max_attempts
+    args.max_seconds = 30 if args.max_seconds is None else args.max_seconds
     problem = argument_problem(scenarios, args.run, args.scenario, args.max_attempts, args.max_seconds,
                                args.attempt_timeout, args.max_api_calls, args.model_url, args.model_script)
     if not problem and args.scenario == MODEL_SCENARIO:  # where its model comes from: a file, an address, a key
@@ -155,5 +172,17 @@ def name_taken_message(exc, args, root):
         f" --attempt-timeout {args.attempt_timeout:g}" if args.attempt_timeout is not None else "")
     unused = harness.suggest_name(args.run, lambda other: used_name(root, other), MAX_NAME)
     example = cli.command(root / "loop_lab.py", "--run", unused, "--scenario", args.scenario)
+    status = recorded_status(root / exc.path / "loop.json")
+    resume = (f"它停在 {status}，没有做完：要接着做，用 {cli.command(root / 'loop_lab.py', '--resume', entry)}"
+              "（先核对再续跑）；要重新开始，" if status in ("interrupted", "running") else "")
     return (f"{in_way} 已存在：名称 {args.run} 已经用过{'' if same_case else '（名称不区分大小写）'}。"
-            f"旧记录保持不动，请换一个新名称。例如：{example}{budgets}")
+            f"{resume}旧记录保持不动，请换一个新名称。例如：{example}{budgets}")
+
+
+def recorded_status(path):
+    """The status the loop record PATH says, or None when there is no record to read there."""
+    try:
+        record = cli.read_json(path)
+    except (OSError, ValueError):
+        return None
+    return record.get("status") if isinstance(record, dict) else None

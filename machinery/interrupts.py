@@ -26,6 +26,16 @@ def as_exception(number):
     return KeyboardInterrupt() if number == signal.SIGINT else cli.Terminated(signal.Signals(number).name)
 
 
+def reason(exc):
+    """The record's reason for an interrupt EXC: `terminated` for a termination signal, else `keyboard_interrupt`."""
+    return "terminated" if isinstance(exc, cli.Terminated) else "keyboard_interrupt"
+
+
+def not_started(why):
+    """The line printed when the loop is interrupted (WHY: the reason) before its first record."""
+    return {"status": "interrupted", "reason": why, "semantic_review": "pending", "attempts": 0, "actual_api_calls": 0}
+
+
 def answer_from_now_on(before_start, noting, noted):
     """Ctrl-C and termination raise from here on; the first one NOTED while the script was starting, now.
 

@@ -59,9 +59,49 @@ DECIDE = {
         "不要清空重跑，处理后用新名称重新运行。"),
     "child_process_ended": "执行这次尝试的子进程已被结束，循环等它退出后才写下这份记录；",
     "unknown_with_record": "先核对 {child}/ 里实际发生的动作和产物（run.json 可能仍是 running），不能认定这次动作没做。",
+    "resume_or_new_name": (
+        "核对后可以用 loop_lab.py --resume {name} 续跑（它先核对记录、受监视的文件和进行中的那次尝试留下了什么，再接着做），"
+        "或用新名称重新运行；不要手改本记录。"),
     "unknown_without_record": (
         "{child}/run.json 不存在：子运行在留下记录之前就停了，但不能认定这次动作没做；先确认 {child}/ 是否存在、里面有什么。"),
 }
+
+
+def budget_decide(reason, attempts, max_seconds, slow_wait):
+    """What a budget stop (REASON) asks a person to decide, after ATTEMPTS; SLOW_WAIT: the stand-in tool's seconds
+    when the scenario is slow (its lesson is said then), else False."""
+    if reason == "attempt_budget":  # the last feedback: an attempt whose outcome a resume found unknown gave none
+        return DECIDE["attempt_budget"].format(child=next(
+            (a for a in reversed(attempts) if a["feedback"]), attempts[-1])["child_run"])
+    if attempts:
+        lesson = DECIDE["slow_lesson"].format(attempt=len(attempts), seconds=f"{slow_wait:g}") if slow_wait else ""
+        return DECIDE["time_budget"] + lesson
+    if max_seconds == 0:
+        return DECIDE["no_time_at_all"]
+    return DECIDE["time_spent_starting"].format(seconds=max_seconds)
+
+
+def unknown_advice(root, attempt, attempt_timeout):
+    """What to check of an attempt cut off in flight: what its child left, never "not done"."""
+    child = attempt["child_run"]
+    ended = DECIDE["child_process_ended"] if attempt_timeout is not None else ""
+    recorded = "unknown_with_record" if (root / child / "run.json").is_file() else "unknown_without_record"
+    return ended + DECIDE[recorded].format(child=child)
+
+
+def say_not_started(exc):
+    """Why a loop could not start (OSError EXC, before its first record): nothing was left."""
+    # the system's own words (strerror) are English on most machines: the gloss and the path say it
+    detail = f"：{cli.display_path(exc.filename)}" if exc.strerror and exc.filename else f"：{exc}"
+    cli.say(f"循环没能开始（{explain(type(exc).__name__)}{detail}）：什么记录都没有留下。请检查工作区是否可写、"
+            "文件是否可读，再运行同一条命令。")
+
+
+def say_not_saved(cause, folder, children):
+    """FOLDER's loop.json could not be written (CAUSE): the last good record stays; CHILDREN, the runs to check."""
+    cli.say(f"无法写入 {cli.display_path(folder / 'loop.json')}，原因是{explain(type(cause).__name__)}：{cause}。"
+            f"保留上一次成功写入的记录（可能仍是 running），循环停止。请检查磁盘空间和目录权限，"
+            f"核对 {cli.display_path(children)} 后用新名称重新运行。")
 
 
 def explain(error_type):
@@ -138,3 +178,34 @@ def say_end(record, root, record_file):
     elif record["status"] == "needs_review":
         cli.say("机械检查通过，内容仍待人工审核（semantic_review: pending）：请阅读 "
                 f"{cli.display_path(root / attempts[-1]['child_run'] / 'artifact' / 'review.md')} 并对照原文。")
+
+
+# What a resume found of the attempt in flight (its `resume.found`), and what it makes of it.
+JUDGED = {
+    "no_child": ("{child}/ 不存在：Harness 没有开始，但它之前的动作（例如 slow 的替身工具）可能已经做了；记为 unknown，"
+                 "计一次尝试，没有反馈，下一次尝试用新的子运行，{child} 以后也不会再建"),
+    "partial_child": ("{child}/ 里的子运行没有做完（{status}）：记为 unknown，计一次尝试，没有反馈，它留下的东西保留为证据，"
+                      "下一次尝试用新的子运行"),
+    "complete_child": "{child}/ 已经做完（{status}）：独立核对后采用它的结果，按平常的规则决定",
+    "finished_undecided": "这次尝试已经做完，只是还没有决定：按平常的规则决定",
+}
+
+
+def say_resumed(record, max_attempts):
+    """The line a resume starts with: how the segment before ended, the gap, and the budgets carried over."""
+    before, now = record["segments"][-2:]
+    ended = ("进程被强行结束（记录仍是 running），它的单调时钟至少走了" if before["ended"] == "killed" else
+             f"{'被终止信号结束' if before['ended'] == 'terminated' else '被 Ctrl-C 中断'}，它的单调时钟走了")
+    budget = record["budget"]
+    cli.say(f"续跑 loop-runs/{record['run']}（第 {len(record['segments'])} 段）：上一段{ended} "
+            f"{before['elapsed_seconds']:.3f} 秒；两段之间日历时间隔了 {now['gap_seconds']:.3f} 秒，不计入预算。"
+            f"预算接着用：已有 {len(record['attempts'])} 次尝试（最多 {max_attempts} 次），已用 {now['started_offset']:.3f} 秒"
+            f"（预算 {budget['max_seconds']} 秒）。")
+
+
+def say_judged(attempt, root):
+    """What the resume judged of the attempt in flight, from what it left."""
+    found, status = attempt["resume"]["found"], attempt["resume"]["run_status"]
+    child = cli.display_path(root / attempt["child_run"])
+    cli.say(f"[续跑] 第 {attempt['attempt']} 次尝试：" + JUDGED[found].format(
+        child=child, status=f"run.json 为 {status}" if status else "没有可读的 run.json") + "。")

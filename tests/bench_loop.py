@@ -148,7 +148,8 @@ def one_submission(root, count=3000):
         for child in (student / "runs").glob(f"{template}-[0-9][0-9]"):
             shutil.rmtree(child)
     env, py = environment(True), sys.executable
-    one_call = [py, "verify_loop.py", *(f"loop-runs/{name}" for name in sorted(os.listdir(student / "loop-runs")))]
+    one_call = [py, "verify_loop.py", *(f"loop-runs/{name}" for name in sorted(os.listdir(student / "loop-runs"))
+                                        if not name.startswith("."))]  # as the shell's loop-runs/* lists them
     verify = [timed_with_cpu(one_call, student, env) for _ in range(2)]
     class_check = [timed_with_cpu([py, "verify_loop.py", "--class", str(student.parent)], root, env) for _ in range(2)]
     check = subprocess.run(one_call, cwd=student, env=env, capture_output=True, text=True)

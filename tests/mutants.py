@@ -84,9 +84,14 @@ MUTANTS = [
          replacement="",
          promise="子运行名称被别人占用时，这次尝试没有执行、不计数",
          tests=LOOP),
+    dict(id="loop-unexpected-attempt-not-unknown", file="loop_lab.py",
+         original='            in_flight["state"] = "unknown"\n        advice',
+         replacement='            pass\n        advice',
+         promise="意外异常打断的尝试记为 unknown，不能认定它没做",
+         tests=LOOP),
     dict(id="loop-cut-off-attempt-not-unknown", file="loop_lab.py",
-         original='        attempt["state"] = "unknown"\n',
-         replacement="        pass\n",
+         original='            in_flight["state"] = "unknown"  # it may have done',
+         replacement="            pass  # it may have done",
          promise="被打断的尝试记为 unknown，不能认定它没做",
          tests=LOOP),
     dict(id="loop-range-excludes-lower-edge", file="machinery/arguments.py",
@@ -1317,5 +1322,6 @@ from tests.mutants_answers import ANSWER_MUTANTS  # noqa: E402  (the answering r
 from tests.mutants_learner import LEARNER_MUTANTS  # noqa: E402  (the learner's path: names, --pack's pitfalls)
 from tests.mutants_model import MODEL_MUTANTS  # noqa: E402  (the model scenario: proposals, API calls, its verifier)
 from tests.mutants_verifier import VERIFIER_MUTANTS  # noqa: E402  (clocks, older versions, copies, escapes, guards)
+from tests.mutants_resume import RESUME_MUTANTS  # noqa: E402  (the resume: its checks, judgement, segments)
 
-MUTANTS += ANSWER_MUTANTS + LEARNER_MUTANTS + VERIFIER_MUTANTS + MODEL_MUTANTS
+MUTANTS += ANSWER_MUTANTS + LEARNER_MUTANTS + VERIFIER_MUTANTS + MODEL_MUTANTS + RESUME_MUTANTS

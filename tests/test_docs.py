@@ -64,6 +64,8 @@ MASKS = (
     (r"子进程运行了 \d+\.\d 秒", "子进程运行了 N 秒", "an attempt ended at its time limit: how long its child ran"),
     (r"重试在 \d+\.\d\d 秒后发出", "重试在 N 秒后发出", "a retry's backoff has a random part (jitter), as the SDKs'"),
     (r'"decided_offset": \d+(\.\d+)?', '"decided_offset": N', "a decision's monotonic reading, as a record keeps it"),
+    (r"单调时钟(至少)?走了 \d+\.\d{3} 秒", "单调时钟走了 N 秒", "a resume: the monotonic time of the segment before"),
+    (r"隔了 -?\d+\.\d{3} 秒", "隔了 N 秒", "a resume: the wall-clock gap between two segments"),
     (r"(?m)^(.* \d{4}-\d\d-\d\d \d\d:\d\d:\d\d) +\d+$", r"\1 N",
      "`python3 -m zipfile -l`: a feedback file's size, whose suggested commands read `py -3` on Windows"),
 )

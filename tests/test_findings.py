@@ -83,7 +83,7 @@ class FindingTest(unittest.TestCase):
 
     def test_a_finding_in_place_of_a_list_is_said_whole(self):
         said = Finding("candidate_not_scripted", number=1, sample="valid", scenario="permission",
-                       script=Finding("script_none")).sentence()
+                       script=Finding("script_none"), choice=Finding("script_none")).sentence()
         self.assertIn(Finding("script_none").sentence(), said)  # said whole, not a list of its characters
         self.assertNotIn("、".join(Finding("script_none").sentence()), said)
 

@@ -37,12 +37,13 @@ def try_link(target, link):
 
 
 def evidence_on_disk(root):
-    """Every regular file under ROOT/loop-runs and ROOT/runs as a ZIP entry name, sorted."""
+    """Every regular file under ROOT/loop-runs and ROOT/runs as a ZIP entry name, sorted; the loops' lock files
+    (loop-runs/.held-NAME, docs/loop/TASK.md「续跑」) are no evidence."""
     names = []
     for top in ("loop-runs", "runs"):
         for folder, _, files in os.walk(root / top):
             rel = Path(folder).relative_to(root).as_posix()
-            names += [f"{rel}/{name}" for name in files]
+            names += [f"{rel}/{name}" for name in files if not (rel == "loop-runs" and name.startswith(".held-"))]
     return sorted(names)
 
 

@@ -64,7 +64,7 @@ class ModelLoopTest(WorkspaceTestCase):
         question = cli.read_json(self.root / "loop-runs/m-01/proposals/02/question.json")["question"]
         self.assertIn(first["feedback"]["message"], question)
 
-    def test_its_context_is_the_22_files_and_the_files_it_ran(self):
+    def test_its_context_is_the_23_files_and_the_files_it_ran(self):
         record, _, _ = self.run_model("m-02")
         files = set(record["context"]["entries"])
         self.assertTrue(set(loop_lab.LOOP_FILES) <= files)

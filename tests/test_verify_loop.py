@@ -477,9 +477,12 @@ class CommandLineTest(VerifyTestCase):
         self.addCleanup(claim.rmdir)
         code, stdout, stderr = self.run_cli("verify_loop.py", "loop-runs/r", "loop-runs/.lock-left")
         self.assertEqual((code, len(stdout.splitlines())), (0, 1))
-        self.assertIn("跳过 loop-runs/.lock-left：以点开头的是认领名称时的临时目录，不是循环记录。", stderr)
+        self.assertIn("跳过 loop-runs/.lock-left：以点开头的是循环的锁文件或认领名称时的临时目录，不是循环记录。", stderr)
         code, stdout, stderr = self.run_cli("verify_loop.py", "loop-runs/.lock-left")
         self.assertEqual((code, stdout), (2, ""))
+        code, stdout, stderr = self.run_cli("verify_loop.py", "loop-runs/r", "loop-runs/.held-r")  # every loop's lock
+        self.assertEqual((code, len(stdout.splitlines())), (0, 1), stderr)
+        self.assertIn("跳过 loop-runs/.held-r：", stderr)
 
     def test_a_folder_that_does_not_exist_is_said_so(self):
         code, stdout, stderr = self.run_cli("verify_loop.py", "loop-runs/nope")
@@ -495,7 +498,8 @@ class CommandLineTest(VerifyTestCase):
             verdict = self.verdict("t")
         text = " ".join(verdict["problems"])
         self.assertEqual(verdict["result"], "needs_human", verdict)
-        self.assertEqual(kinds_in(verdict), ["undecided_no_attempt", "why_interrupted", "handoff_guide"], text)
+        self.assertEqual(kinds_in(verdict), ["undecided_no_attempt", "why_interrupted", "handoff_guide", "resume_hint"],
+                         text)  # an interrupted loop may be resumed: the note says how
 
     def test_all_passing_folders_exit_0(self):
         code, stdout, stderr = self.run_cli("verify_loop.py", "loop-runs/r", "loop-runs/p")
@@ -1286,13 +1290,13 @@ def fingerprint_of(entries):
 
 def as_v3_record(rec):
     """REC as the previous workspace wrote it (loop-run/3): no segments, no reading in its decisions, the older
-    loop_lab.py that wrote it in its fingerprint of the 22 files."""
+    loop_lab.py that wrote it in its fingerprint of the 22 files (it could not resume: no machinery/resume.py)."""
     rec["schema"] = "loop-run/3"
     del rec["segments"]
     for attempt in rec["attempts"]:
         if attempt["decision"]:
             del attempt["decision"]["decided_offset"]
-    entries = dict(rec["context"]["entries"])
+    entries = {rel: sha for rel, sha in rec["context"]["entries"].items() if rel != "machinery/resume.py"}
     entries["loop_lab.py"] = hashlib.sha256(b"# loop-run/3's loop_lab.py\n").hexdigest()
     rec["context"] = {"files": 22, "fingerprint": fingerprint_of(entries), "entries": entries}
 

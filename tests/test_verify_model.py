@@ -183,7 +183,7 @@ class ProposalCheckTest(WorkspaceTestCase):
         self.assertEqual(made, [])  # the development model is never even opened
         self.assertNotIn("model", record)
         self.assertNotIn("max_api_calls", record["budget"])
-        self.assertEqual((record["actual_api_calls"], record["context"]["files"]), (0, 22))
+        self.assertEqual((record["actual_api_calls"], record["context"]["files"]), (0, 23))
         self.assertEqual(self.verified("r-01")["levels"], None)
         with self.edited("loop-runs/r-01/loop.json", lambda r: r.update(actual_api_calls=1)):
             self.assertEqual(self.verified("r-01")["result"], "fail")

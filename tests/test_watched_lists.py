@@ -35,7 +35,7 @@ def documented_loop_list():
 
 
 def documented_model_list():
-    """The files a model loop runs beyond the 22: the table of docs/loop/TASK.md「开发模型提出候选」."""
+    """The files a model loop runs beyond the 23: the table of docs/loop/TASK.md「开发模型提出候选」."""
     text = (ROOT / "docs" / "loop" / "TASK.md").read_text(encoding="utf-8")
     section = text.split("## 开发模型提出候选", 1)[1].split("\n## ", 1)[0].split("- **上下文**", 1)[1]
     return re.findall(r"^  \| `([^`]+)` \|", section, re.MULTILINE)

@@ -24,7 +24,8 @@ from verifier.older import old_child_finding, old_record_problems, old_shape_pro
 from verifier.outcome import Outcome
 from verifier.records import (CURRENT, MESSAGE_CHARS, OLD_SCHEMAS, PRECISION, SCHEMA, SCRIPT, SHIPPED_MODELS, TOLERANCE,
                               CourseFiles, Workspace, child_state, child_view, disk_key, kind_of, moment, one_line,
-                              read_record_file, same_files, schema_of)
+                              read_record_file, same_files, schema_of, scripted)
+from verifier.resumed import judgement_problem
 from verifier.shape import shape_problems
 
 
@@ -357,17 +358,36 @@ class LoopCheck(Outcome):
             self.verdict.add("record_missing", record=self.record_path, folder=self.folder)
 
     def check_attempt(self, number, entry):
-        """Compares one attempt with its child run; returns the child's (candidate+error key, status)."""
+        """Compares one attempt with its child run; returns the child's (candidate+error key, status): status "unknown"
+        for an attempt a resume judged so, and its child, if any, stays evidence, checked as such."""
         child_run, state = entry["child_run"], entry["state"]
         self.check_candidate(number, entry["candidate"])
         child_name = Path(child_run).name
+        judged = entry.get("resume")
         if child_name not in self.workspace.runs():
+            if judged and not self.children_unknown():
+                problem = judgement_problem(number, entry, None, self.show(child_run))
+                if problem:
+                    self.verdict.keep(problem)
+                return None, "unknown" if state == "unknown" else None
             self.child_missing(number, child_run, state)
             return None, None
         child_dir = self.workspace.root / child_run
         child = child_view(child_dir)
         self.keep_round(number, child=child)
         self.child_times.append((number, child_run, child["started_at"], child["finished_at"], child["duration"]))
+        problem = judged and judgement_problem(number, entry, child, self.show(child_run))
+        if problem:
+            self.verdict.keep(problem)
+        if judged and state == "unknown":  # kept as evidence: an edit of it fails, what it left is no longer open
+            verdict = verify_harness.verify_run(child_dir, course_root=self.reference())
+            self.keep_round(number, verdict=verdict)
+            if verdict["result"] == "fail":
+                self.verdict.add("judged_child_failed", number=number, child=self.show(child_run),
+                                 said=verdict_said(verdict))
+            if child["status"] is not None:  # its first run.json names its run, sample and input as the attempt does
+                self.compare_with_child(number, dict(entry, status=child["status"]), child_name, child)
+            return child["key"], "unknown"
         if state != "done":
             self.check_unfinished_child(number, entry, child_dir, child)
             return child["key"], child["status"]
@@ -389,10 +409,13 @@ class LoopCheck(Outcome):
                          child_state=child_state(child))
 
     def check_candidate(self, number, candidate):
-        script = SCRIPT.get(self.record["scenario"])  # a model loop's: its proposal's (verifier/proposals.py)
-        if script is not None and (number > len(script) or candidate["sample"] != script[number - 1]):
-            self.verdict.add("candidate_not_scripted", number=number, sample=candidate["sample"],
-                             scenario=self.record["scenario"], script=list(script) or Finding("script_none"))
+        """The candidate is the script's choice given the feedback recorded before it (compared with the children);
+        a model loop's is its proposal's (verifier/proposals.py)."""
+        scenario, script = self.record["scenario"], SCRIPT.get(self.record["scenario"])
+        choice = scripted(scenario, [entry["feedback"] for entry in self.record["attempts"][:number - 1]])
+        if script is not None and candidate["sample"] != choice:
+            self.verdict.add("candidate_not_scripted", number=number, sample=candidate["sample"], scenario=scenario,
+                             script=list(script) or Finding("script_none"), choice=choice or Finding("script_none"))
         if candidate["sha256"] != self.record["context"]["entries"][f"samples/{candidate['sample']}.json"]:
             self.verdict.add("candidate_hash", number=number, file=f"samples/{candidate['sample']}.json")
 

@@ -18,11 +18,12 @@ the rules (timestamps and their precision, the scenarios); its findings' words a
 """
 from verifier.findings import Finding
 from verifier.records import PRECISION, ROUNDING, TOLERANCE, is_reading, moment, shown
+from verifier.resumed import Segments, segment_problems
 
 # Wall times are whole seconds (up to 1 s early), read a moment apart from their monotonic reading: events
 # of one honest clock agree on "wall minus monotonic" within this much.
 SLACK = PRECISION + TOLERANCE
-# Seconds an honest loop's own steps take between two readings that nothing else separates (reading its 22 watched
+# Seconds an honest loop's own steps take between two readings that nothing else separates (reading its 23 watched
 # files, writing its record, checking a child): far less on any machine this course runs on.
 CHECK_GAP = 2
 # Two spans on one monotonic clock, measured by two processes, compared: 3-decimal rounding and the 15.6 ms ticks
@@ -39,30 +40,41 @@ class Reading:
         self.label, self.value = label, value
 
 
-def segment_of(record):
-    """The segment the readings were taken in (loop-run/4; None before its origin, or for an older record)."""
-    segments = record.get("segments")
-    return segments[0] if type(segments) is list and segments else None
-
-
 def decided(entry):
     decision = entry.get("decision")
     return decision.get("decided_offset") if type(decision) is dict else None
 
 
+def in_segments(record):
+    """(Segments, [(segment k, the numbers of the attempts that started in it)] in the order the loop ran them); one
+    segment (k None) for a record with none yet, or an older record."""
+    plan = Segments(record)
+    if not plan.list:
+        return plan, [(None, list(range(1, len(record["attempts"]) + 1)))]
+    return plan, [(k, [n for n in range(1, len(record["attempts"]) + 1) if plan.started_in(n) == k])
+                  for k in range(len(plan.list))]
+
+
 def readings(record):
-    """Every monotonic reading of RECORD in the order the loop took them (those it has)."""
-    segment = segment_of(record)
-    found = [Reading(Finding("reading_origin"), segment["started_offset"] if segment else 0)]
-    for number, entry in enumerate(record["attempts"], 1):
-        found += [Reading(Finding("reading_attempt", number=number, field=field), value) for field, value in (
-            ("started_offset", entry["started_offset"]), ("finished_offset", entry["finished_offset"]),
-            ("decision.decided_offset", decided(entry))) if value is not None]
-    if record["status"] != "running":
-        found.append(Reading(Finding("reading_elapsed"), record["elapsed_seconds"]))
-    if segment:
-        found.append(Reading(Finding("time_of", where="segments[0]", field="elapsed_seconds"),
-                             segment["started_offset"] + segment["elapsed_seconds"]))
+    """Every monotonic reading of RECORD in the order the loop took them (those it has), segment after segment: a
+    resume's judgement of the attempt in flight at the start of its segment, an adopted attempt's finish (the end of
+    the segment it ran in) at that end."""
+    (plan, grouped), found = in_segments(record), []
+    for k, numbers in grouped:
+        start = 0 if k is None else plan.start(k)
+        origin = Finding("reading_origin") if not k else time_of(f"segments[{k}]", "started_offset")
+        found.append(Reading(origin, start))
+        found += [Reading(Finding("reading_judged", number=n), decided(plan.attempts[n - 1]))
+                  for n in range(1, len(plan.attempts) + 1) if k and plan.judged_in(n) == k]
+        for n in numbers:
+            entry, later = plan.attempts[n - 1], plan.judged_in(n) is not None
+            found += [Reading(Finding("reading_attempt", number=n, field=field), value) for field, value in (
+                ("started_offset", entry["started_offset"]), ("finished_offset", entry["finished_offset"]),
+                ("decision.decided_offset", None if later else decided(entry))) if value is not None]
+        if (k is None or k == len(plan.list) - 1) and record["status"] != "running":
+            found.append(Reading(Finding("reading_elapsed"), record["elapsed_seconds"]))
+        if k is not None:
+            found.append(Reading(time_of(f"segments[{k}]", "elapsed_seconds"), plan.end(k)))
     return found
 
 
@@ -70,8 +82,12 @@ def offset_problems(record, durations):
     """What the monotonic readings show that no honest loop records: an attempt begun at or beyond the time budget
     (the loop's own check is `>=`), a reading earlier than the one before it, a child (DURATIONS: attempt number ->
     its run.json's duration_seconds) whose own duration is longer than its attempt, a segment's wall reading apart
-    from its start time. Findings, naming the attempt."""
-    max_seconds, problems = record["budget"]["max_seconds"], []
+    from its start time, segments that do not add up (verifier/resumed.py; then nothing else is placed by them).
+    Findings, naming the attempt."""
+    problems = segment_problems(record)
+    if problems:
+        return problems
+    max_seconds = record["budget"]["max_seconds"]
     for number, entry in enumerate(record["attempts"], 1):
         if entry["started_offset"] >= max_seconds:
             problems.append(Finding("started_past_budget", number=number, offset=entry["started_offset"],
@@ -87,11 +103,12 @@ def offset_problems(record, durations):
 
 
 def child_problems(record, durations):
-    """A child's own monotonic duration fits inside its attempt: the child ran between the attempt's two readings."""
-    problems, end = [], last_reading(record)
+    """A child's own monotonic duration fits inside its attempt: the child ran between the attempt's two readings (an
+    attempt cut off, up to the end of the segment it ran in)."""
+    problems = []
     for number, entry in enumerate(record["attempts"], 1):
         duration = durations.get(number)
-        finished = entry["finished_offset"] if entry["finished_offset"] is not None else end
+        finished = entry["finished_offset"] if entry["finished_offset"] is not None else attempt_end(record, number)
         known = is_reading(duration) and finished is not None
         if not known or round(duration - finished + entry["started_offset"], 3) <= COARSE:
             continue
@@ -102,21 +119,26 @@ def child_problems(record, durations):
 
 def last_reading(record):
     """The last monotonic reading the record holds (a loop's end; None while an older record is still running)."""
-    segment = segment_of(record)
-    if segment:
-        return segment["started_offset"] + segment["elapsed_seconds"]
+    plan = Segments(record)
+    if plan.list:
+        return plan.end(len(plan.list) - 1)
     return record["elapsed_seconds"] if record["status"] != "running" else None
+
+
+def attempt_end(record, number):
+    """The last reading attempt NUMBER can have run to: the end of the segment it started in (or of the record)."""
+    plan = Segments(record)
+    return plan.end(plan.started_in(number)) if plan.list else last_reading(record)
 
 
 def anchor_problems(record):
     """A segment's start time and its wall_minus_monotonic are one wall reading, written twice."""
-    segment = segment_of(record)
-    if not segment:
-        return []
-    wall = segment["wall_minus_monotonic"] + segment["started_offset"]
-    if wall - PRECISION - ROUNDING <= moment(segment["started_at"]) <= wall + ROUNDING:
-        return []
-    return [Finding("segment_anchor", started=segment["started_at"], wall=wall)]
+    problems = []
+    for k, segment in enumerate(Segments(record).list):
+        wall = segment["wall_minus_monotonic"] + segment["started_offset"]
+        if not wall - PRECISION - ROUNDING <= moment(segment["started_at"]) <= wall + ROUNDING:
+            problems.append(Finding("segment_anchor", where=f"segments[{k}]", started=segment["started_at"], wall=wall))
+    return problems
 
 
 def pauses(record, durations, scenario):
@@ -125,22 +147,40 @@ def pauses(record, durations, scenario):
     time an honest loop does not spend there (a process paused, a very slow disk, or readings moved on) decides
     whether the stop is the table's or the machine's. DURATIONS as for offset_problems; SCENARIO's stand-in tool
     (TOOL_WAIT) waits inside each attempt."""
-    tool, found = TOOL_WAIT.get(scenario, 0), []
-    before = (Finding("moment_origin"), 0, Finding("doing_nothing"))
-    for number, entry in enumerate(record["attempts"], 1):
-        started, finished, decision = entry["started_offset"], entry["finished_offset"], decided(entry)
-        found += gap(before, Finding("moment_budget_check", number=number), started)
-        child = durations[number] if is_reading(durations.get(number)) else 0
-        waited = Finding("tool_wait", seconds=tool) if tool else ""
-        found += stretch(Finding("pause_in_attempt", number=number, child=child, tool=waited),
-                         finished - started - child - tool, Finding("doing_attempt"))
-        if decision is None:  # older loops: no reading between the attempt's end and the next budget check
-            before = (Finding("moment_attempt_end", number=number), finished, Finding("doing_check_and_write"))
-        else:
-            found += gap((Finding("moment_attempt_end", number=number), finished, Finding("doing_check")),
-                         Finding("moment_decision"), decision)
-            before = (Finding("moment_decided", number=number), decision, Finding("doing_write"))
-    return found + gap(before, Finding("moment_last_check"), record["elapsed_seconds"])
+    (plan, grouped), found = in_segments(record), []
+    for k, numbers in grouped:
+        before = ((Finding("moment_origin"), 0, Finding("doing_nothing")) if not k else
+                  (time_of(f"segments[{k}]", "started_offset"), plan.start(k), Finding("doing_judgement")))
+        for n in range(1, len(plan.attempts) + 1):
+            if k and plan.judged_in(n) == k:
+                found += gap(before, Finding("moment_judged", number=n), decided(plan.attempts[n - 1]))
+                before = (Finding("moment_judged", number=n), decided(plan.attempts[n - 1]), Finding("doing_write"))
+        for n in numbers:
+            found += gap(before, Finding("moment_budget_check", number=n), plan.attempts[n - 1]["started_offset"])
+            found, before = attempt_pauses(found, n, plan, durations.get(n), TOOL_WAIT.get(scenario, 0))
+            if before is None:  # the segment ended in this attempt: a resume judged it
+                break
+    return found + gap(before, Finding("moment_last_check"), record["elapsed_seconds"]) if before else found
+
+
+def attempt_pauses(found, number, plan, duration, tool):
+    """pauses() inside attempt NUMBER and up to its decision (DURATION: its child's own; TOOL: the stand-in tool's
+    wait); (found, the reading the next stretch starts from, or None when the attempt ended its segment)."""
+    entry = plan.attempts[number - 1]
+    started, finished, decision = entry["started_offset"], entry["finished_offset"], decided(entry)
+    if finished is None or entry["state"] == "unknown":  # cut off: what it did is not known
+        return found, None
+    child = duration if is_reading(duration) else 0
+    waited = Finding("tool_wait", seconds=tool) if tool else ""
+    found += stretch(Finding("pause_in_attempt", number=number, child=child, tool=waited),
+                     finished - started - child - tool, Finding("doing_attempt"))
+    if plan.judged_in(number) is not None:
+        return found, None
+    if decision is None:  # older loops: no reading between the attempt's end and the next budget check
+        return found, (Finding("moment_attempt_end", number=number), finished, Finding("doing_check_and_write"))
+    found += gap((Finding("moment_attempt_end", number=number), finished, Finding("doing_check")),
+                 Finding("moment_decision"), decision)
+    return found, (Finding("moment_decided", number=number), decision, Finding("doing_write"))
 
 
 def gap(before, after, reading):
@@ -159,8 +199,8 @@ class Event:
     """A wall time of the record and the monotonic readings it lies between (one when it was read with it); its LABEL
     a finding of kind `time_of`."""
 
-    def __init__(self, label, text, low, high, wall=None):
-        self.label, self.text, self.low, self.high = label, text, low, high
+    def __init__(self, label, text, low, high, wall=None, shift=0):
+        self.label, self.text, self.low, self.high = label, text, low + shift, high + shift
         self.wall = moment(text) if wall is None else wall
 
     def said(self):
@@ -173,31 +213,47 @@ def clock_events(record, children, paired):
     loop read each attempt's start and the segment's origin with their readings (loop-run/4); older loops read an
     attempt's start after its budget check, before its child. Every loop reads its own started_at before it claims
     its name, that is before its first reading. Times that are none are left out."""
-    end, segment = last_reading(record), segment_of(record)
+    end, (plan, grouped) = last_reading(record), in_segments(record)
     end = float("inf") if end is None else end
     events = [Event(time_of("loop.json", "started_at"), record["started_at"], float("-inf"), 0)]
-    if segment:
-        origin = segment["started_offset"]
-        events += [Event(time_of("segments[0]", "started_at"), segment["started_at"], origin, origin),
-                   Event(time_of("segments[0]", "wall_minus_monotonic"), shown(segment["wall_minus_monotonic"]), origin,
-                         origin, wall=segment["wall_minus_monotonic"] + origin)]
-    for number, entry in enumerate(record["attempts"], 1):
-        started, finished = entry["started_offset"], entry["finished_offset"]
-        until = finished if finished is not None else end  # the child ran inside its attempt
-        child, child_started, child_finished, duration = children.get(number, (None, None, None, None))
-        ran = duration if is_reading(duration) and duration <= until - started else 0
-        events.append(Event(Finding("reading_attempt", number=number, field="started_at"), entry["started_at"], started,
-                            started if paired else until - ran))
-        if child:
-            events += [Event(time_of(f"{child}/run.json", "started_at"), child_started, started, until - ran),
-                       Event(time_of(f"{child}/run.json", "finished_at"), child_finished, started + ran, until)]
-        if finished is not None:
-            events.append(Event(Finding("reading_attempt", number=number, field="finished_at"), entry["finished_at"],
-                                finished, finished))
+    for k, numbers in grouped:
+        # a segment's own wall clock: shifted onto the first segment's, so the gap between them is no clock step
+        shift = plan.list[k]["wall_minus_monotonic"] - plan.list[0]["wall_minus_monotonic"] if k else 0
+        if k is not None:
+            origin, segment = plan.start(k), plan.list[k]
+            events += [Event(time_of(f"segments[{k}]", "started_at"), segment["started_at"], origin, origin,
+                             shift=shift),
+                       Event(time_of(f"segments[{k}]", "wall_minus_monotonic"), shown(segment["wall_minus_monotonic"]),
+                             origin, origin, wall=segment["wall_minus_monotonic"] + origin, shift=shift)]
+        for number in numbers:
+            events += attempt_events(record, number, children, paired, shift)
     if record["finished_at"] is not None:
         stopped = end if paired or record["reason"] != "time_budget" else float("inf")  # read after its budget check
-        events.append(Event(time_of("loop.json", "finished_at"), record["finished_at"], end, stopped))
+        shift = plan.list[-1]["wall_minus_monotonic"] - plan.list[0]["wall_minus_monotonic"] if plan.list else 0
+        events.append(Event(time_of("loop.json", "finished_at"), record["finished_at"], end, stopped, shift=shift))
     return [event for event in events if event.wall is not None]
+
+
+def attempt_events(record, number, children, paired, shift):
+    """The wall times of attempt NUMBER and its child (see clock_events), on its segment's clock (SHIFT). An attempt
+    adopted at a resume finished with its child: its finished_at is the child's, before the end of its segment."""
+    entry = record["attempts"][number - 1]
+    started, finished = entry["started_offset"], entry["finished_offset"]
+    until = finished if finished is not None else attempt_end(record, number)  # the child ran inside its attempt
+    until = float("inf") if until is None else until
+    child, child_started, child_finished, duration = children.get(number, (None, None, None, None))
+    ran = duration if is_reading(duration) and duration <= until - started else 0
+    events = [Event(Finding("reading_attempt", number=number, field="started_at"), entry["started_at"], started,
+                    started if paired else until - ran, shift=shift)]
+    if child:
+        events += [Event(time_of(f"{child}/run.json", "started_at"), child_started, started, until - ran, shift=shift),
+                   Event(time_of(f"{child}/run.json", "finished_at"), child_finished, started + ran, until,
+                         shift=shift)]
+    if finished is not None:
+        adopted = (entry.get("resume") or {}).get("found") == "complete_child"
+        events.append(Event(Finding("reading_attempt", number=number, field="finished_at"), entry["finished_at"],
+                            started + ran if adopted else finished, finished, shift=shift))
+    return events
 
 
 def time_of(where, field):

@@ -3,7 +3,9 @@
 Renders what check.LoopCheck derived and reads no file itself. For each round: the budget check
 (attempt n of m, seconds used of the budget), the proposal, the scope check, the child run, the
 independent verdict and the decision with its reason, with the round's monotonic readings; then the
-stop. Wherever the loop's record claims something else, a line starting with "≠" puts its claim beside
+stop. A resumed loop's segments are said where each began (how the one before ended, the gap, the budget used),
+and the judgement of the attempt in flight inside its round, before its decision. Wherever the loop's record
+claims something else, a line starting with "≠" puts its claim beside
 the verifier's: that line is a finding (a `Differs`, its kind of severity `differs` in verifier/findings.py), so
 whatever lays out the same rounds (`views()`) marks it by its kind. Plain Chinese for stderr;
 every line is cut to under 100 characters and escaped (a student chose the folder names and could have edited any
@@ -18,7 +20,8 @@ from cli import display_path
 from verifier.findings import Finding
 from verifier.outcome import boundary_stop, said
 from verifier.records import (CONTINUE, DECISION_STOPS, MESSAGE_CHARS, ROUNDING, SCRIPT, decision_pair,
-                              expected_outcome, is_number, one_line)
+                              expected_outcome, is_number, one_line, scripted)
+from verifier.resumed import FINISHED, Segments, unknown_count
 
 WIDTH = 99  # columns per line at most (under 100 characters too): a terminal 100 wide shows each on one line
 # The verifier's own reason for each decision the evidence of an attempt can call for.
@@ -26,6 +29,7 @@ DECISION_WHY = {
     CONTINUE: "继续：已确认的教学失败，第一次出现，带着反馈进入下一轮",
     "mechanical_pass": "停止 needs_review/mechanical_pass：机械检查通过，内容待人工审核",
     "repeated_failure": "停止 stalled/repeated_failure：同一候选（样例名与哈希）、同一错误在第 {earlier} 次出现过，没有进展",
+    "outcome_unknown": "继续：续跑时这次尝试的结果不知道，计一次，没有反馈，下一次用新的子运行",
     "unexpected_error": "停止 needs_human/unexpected_error：子运行没有正常结束或证据对不上，交给人",
     "attempt_timeout": "停止 needs_human/attempt_timeout：超过单次时限被终止，子运行的结果不知道，交给人",
 }
@@ -54,10 +58,50 @@ def account(check):
     return "\n".join(part for line in lines for part in cut(one_line(line, MESSAGE_CHARS)))  # wrapped, then bounded
 
 
+# How a segment that a resume followed ended, and what a resume found of the attempt in flight.
+ENDED = {"keyboard_interrupt": "被 Ctrl-C 中断", "terminated": "被终止信号结束", "killed": "进程被强行结束（记录仍是 running）"}
+FOUND_SAID = {"no_child": "{child} 不存在：unknown，计一次尝试，没有反馈，这个子运行以后也不会再建",
+              "partial_child": "{child} 没做完（{status}）：unknown，计一次尝试，没有反馈，留作证据",
+              "complete_child": "{child} 已做完（{status}）：采用它的结果，按平常的规则决定",
+              "finished_undecided": "这次尝试已做完、还没有决定：按平常的规则决定"}
+
+
 def views(check):
     """(the header lines, [(a Round, its lines)], the ending lines) of a judged CHECK: the account, round by round;
-    a line is text, or a Differs."""
-    return header(check.record), [(round_, round_lines(check, round_)) for round_ in check.rounds], ending(check)
+    a line is text, or a Differs. A resumed loop's segments begin where their resume found them: before a round,
+    inside the round whose attempt was in flight (before its decision), or before the ending."""
+    record, plan, said_segments = check.record, Segments(check.record), set()
+
+    def began(count, upto=len(plan.list)):
+        """The lines of the segments (up to UPTO) whose resume found COUNT attempts recorded, each said once."""
+        ks = [k for k in range(1, min(upto + 1, len(plan.list))) if plan.after[k] == count and k not in said_segments]
+        said_segments.update(ks)
+        return [line for k in ks for line in segment_lines(record, k)]
+    each = [(round_, began(round_.number - 1) + round_lines(check, round_, began)) for round_ in check.rounds]
+    return header(record), each, began(len(check.rounds)) + ending(check)
+
+
+def segment_lines(record, k):
+    """Where segment K (from 0) began: how the one before ended, its monotonic time, the gap, the budget used."""
+    before, segment = record["segments"][k - 1], record["segments"][k]
+    bound = "（至少：到它最后记下的读数为止）" if before["lower_bound"] else ""
+    return [f"第 {k + 1} 段：续跑（这时已有 {segment['after_attempt']} 次尝试）；上一段{ENDED[before['ended']]}，单调时钟"
+            f"走了 {before['elapsed_seconds']:.3f} 秒{bound}",
+            f"  两段之间日历时间隔了 {segment['gap_seconds']:.3f} 秒，不计入预算；预算接着用：已用 "
+            f"{segment['started_offset']:.3f} 秒"]
+
+
+def judgement_lines(check, round_):
+    """What the resume found of this attempt in flight, and what the child shows, when they differ."""
+    judged, child = round_.entry["resume"], round_.child
+    where = check.show(round_.entry["child_run"])
+    status = f"run.json 为 {one_line(judged['run_status'])}" if judged["run_status"] else "没有可读的 run.json"
+    lines = ["  续跑时的判断：" + FOUND_SAID[judged["found"]].format(child=where, status=status)]
+    if judged["found"] != "finished_undecided":
+        shows = "no_child" if child is None else "complete_child" if child["status"] in FINISHED else "partial_child"
+        if shows != judged["found"]:
+            lines.append(Differs(Finding("differs_judgement", shows=shows, found=judged["found"])))
+    return lines
 
 
 def rounds(check):
@@ -83,8 +127,9 @@ def readings(entry):
     return f"：单调时钟读数 {start:.3f}–{end:.3f} 秒" if is_number(end) else f"：单调时钟读数 {start:.3f} 秒起，没有结束读数"
 
 
-def round_lines(check, round_):
+def round_lines(check, round_, began):
     record, entry, number = check.record, round_.entry, round_.number
+    judged_in = Segments(record).judged_in(number)
     budget, start = record["budget"], entry.get("started_offset")
     used = f"已用 {start:.3f} 秒" if is_number(start) else "没有读数"
     late = number > budget["max_attempts"] or (is_number(start) and start >= budget["max_seconds"])  # the loop's `>=`
@@ -96,17 +141,20 @@ def round_lines(check, round_):
               model_lines(check, number, entry["candidate"])),
             "  范围检查：export 三个已知样例之一，在允许范围内，执行",
             *child_lines(check, round_),
+            *([*began(number, judged_in), *judgement_lines(check, round_)] if judged_in is not None else []),
             *decision_lines(check, round_)]
 
 
 def proposal_lines(record, number, candidate):
+    """The candidate, and whether the script proposes it given the feedback recorded before it."""
     sample, script = candidate["sample"], SCRIPT[record["scenario"]]
-    scripted = number <= len(script) and script[number - 1] == sample
+    choice = scripted(record["scenario"], [entry["feedback"] for entry in record["attempts"][:number - 1]])
     lines = [f"  提出候选：export {sample}（{digest(candidate['sha256'], sample)}）"
-             + (f"：情景脚本的第 {number} 个候选" if scripted else "")]
-    if not scripted:
+             + (f"：情景脚本的第 {number} 个候选" if choice == sample else "")]
+    if choice != sample:
         lines.append(Differs(Finding("differs_not_scripted", scenario=record["scenario"], number=number,
-                                     script=list(script) or Finding("script_none"))))
+                                     script=list(script) or Finding("script_none"),
+                                     choice=choice or Finding("script_none"))))
     if candidate["sha256"] != record["context"]["entries"][f"samples/{sample}.json"]:
         lines.append(Differs(Finding("differs_hash", file=f"samples/{sample}.json")))
     return lines
@@ -172,7 +220,7 @@ def child_lines(check, round_):
     where = check.show(entry["child_run"])
     done = entry["state"] == "done"
     if child is None:
-        return [f"  子运行：{where} 不存在" + ("" if done else "（尝试没有做完，可能还没创建）"),
+        return [f"  子运行：{where} 不存在" + ("" if done or entry.get("resume") else "（尝试没有做完，可能还没创建）"),
                 *(differs_outcome("differs_done_without_child", entry["status"], entry["feedback"]) if done else []),
                 *timeout_lines(entry, None), *verdict_lines(entry, verdict)]
     lines = outcome(f"  子运行：{where}，run.json ", child["status"], child["feedback"])
@@ -262,7 +310,7 @@ def ending(check):
     record, count = check.record, len(check.rounds)
     status, reason = record["status"], record["reason"]
     last = check.rounds[-1].derived if check.rounds else None
-    went_on = last == CONTINUE and decision_pair(check.rounds[-1].entry["decision"]) == CONTINUE
+    went_on = last is not None and last[0] == "continue" and decision_pair(check.rounds[-1].entry["decision"]) == last
     lines = boundary_round(record, count) if not check.rounds or went_on else []
     proposed = check.proposal_stop()
     if proposed and record["proposal_not_run"] is not None:
@@ -276,7 +324,7 @@ def ending(check):
         child = check.show(record["attempts"][-1]["child_run"]) if count else ""
         why = (UNJUDGED.get(status) or UNJUDGED[reason]).format(child=child)
         return lines + [f"停止：{stop(status, reason)}（{why}）：不按情景预期判断，交给人"]
-    supported = DECISION_STOPS[last[1]] if last not in (None, CONTINUE) else boundary_stop(record, count)
+    supported = DECISION_STOPS[last[1]] if last and last[0] == "stop" else boundary_stop(record, count)
     if supported is None:
         return lines + ["停止：证据不支持停下，循环本应继续",
                         Differs(Finding("differs_stop_went_on", stop=stop(status, reason), count=count), indent="")]
@@ -326,6 +374,9 @@ def expectation(record, count):
         return ["情景预期：model 没有固定的预期表：每一轮的候选和停止由提议的记录、子运行和预算推出（见上）"]
     if record["reason"] == "time_budget" and record["budget"]["max_seconds"] > 0:
         return ["情景预期：时间预算在中途用完，次数取决于每轮开始时的读数；按记录的单调时钟读数判断（见上）"]
+    if unknown_count(record):
+        return [f"情景预期：有 {unknown_count(record)} 次尝试续跑时结果不知道（计数、没有反馈），不套用情景表，"
+                "按上面逐轮的推导判断"]
     expected = expected_outcome(record["scenario"], record["budget"])
     lines = [f"情景预期：{record['scenario']} 在这些预算下是 {expected[0]}/{expected[1]}、{expected[2]} 次尝试"]
     if expected != (record["status"], record["reason"], count):

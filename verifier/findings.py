@@ -228,9 +228,11 @@ SENTENCES = {
     # the shape of a record
     "shape_not_object": ("fail", "loop.json 应为一个 JSON 对象（{schema} 记录）。"),
     "fields_missing": ("fail", "loop.json 缺少字段：{fields:n}。"),
-    "segments_wrong": ("fail", "segments 是 {value:j}：应为循环的单调时钟运行过的一段（从未续跑的循环只有一段），每段有 started_at"
+    "segments_wrong": ("fail", "segments 是 {value:j}：应为循环的单调时钟运行过的各段（从未续跑的循环只有一段），每段有 started_at"
                                "（UTC 时间）、started_offset（第一段是 0）、wall_minus_monotonic（与单调时钟原点同时读的日历时间，秒）"
-                               "和 elapsed_seconds；只有刚认领名称、还没有任何读数的 running 记录是空的。"),
+                               "和 elapsed_seconds；续跑过的，除最后一段外每段还有 ended（keyboard_interrupt、terminated、killed）"
+                               "和 lower_bound（只有 killed 是 true），除第一段外每段还有 after_attempt 和 gap_seconds；只有刚认领名称、"
+                               "还没有任何读数的 running 记录是空的。"),
     "schema_wrong": ("fail", "schema 是 {value:j}，应为 {expected}。"),
     "id_wrong": ("fail", "id 是 {value:j}：应为循环建立记录时随机生成的 32 位小写十六进制。"),
     "run_wrong": ("fail", "run 是 {value:j}，与目录名 {folder:j} 不符（或不是合法的循环名）。"),
@@ -261,7 +263,7 @@ SENTENCES = {
     "candidate_shape": ("fail", "{where} 的 candidate 应为 export 一个已知样例，并带 sha256。"),
     "feedback_shape": ("fail", "{where} 的 feedback 应为 null 或 {{error_type, message}}。"),
     "state_wrong": ("fail", "{where} 的 state 是 {value:j}：只有最后一次尝试可以是 running（记录仍在进行）、unknown（被中断或意外"
-                            "停止）或 timed_out（超过单次时限）。"),
+                            "停止）或 timed_out（超过单次时限），续跑判断过的尝试可以是 unknown。"),
     "status_state": ("fail", "{where} 的 status 是 {value:j}，与 state {state:j} 不配。"),
     "attempt_start_wrong": ("fail", "{where} 的 started_at 是 {started:j}、started_offset 是 {offset:j}：应为 UTC 时间与循环第一份"
                                     "记录之后不小于 0 的秒数（诚实的循环远不到 {most} 秒）。"),
@@ -276,7 +278,8 @@ SENTENCES = {
     "timeout_wrong": ("fail", "{where} 的 timeout 是 {value:j}、state 是 {state:j}：只有 timed_out 的尝试记录 timeout，且必须有"
                               " seconds（等于 budget.attempt_timeout {limit:j}）、waited_seconds 和 inventory。"),
     # each attempt against its child
-    "candidate_not_scripted": ("fail", "第 {number} 次尝试的候选 {sample} 不是情景 {scenario} 的脚本会提出的（脚本依次为：{script:n}）。"),
+    "candidate_not_scripted": ("fail", "第 {number} 次尝试的候选 {sample} 不是情景 {scenario} 的脚本会提出的（脚本依次为：{script:n}；"
+                                       "根据之前的反馈，这一次是 {choice}）。"),
     "script_none": ("part", "不导出"),
     "candidate_hash": ("fail", "第 {number} 次尝试的候选哈希与循环开始时 {file} 的指纹不符。"),
     "children_unlistable": ("human", "第 {number} 次尝试的子运行 {child} 无从查看：{runs}/ 无法列出（{error_type:g}，{error_type}），"
@@ -373,7 +376,7 @@ SENTENCES = {
     "child_longer": ("fail", "第 {number} 次尝试的子运行自己的单调时钟量得它运行了 {duration:j} 秒，比这次尝试的两个读数之间（{started:j}"
                              " 到 {finished:j}，{span:.3f} 秒）还长：它在这次尝试里运行，同一台机器的单调时钟不会这样，时间被改动过"
                              "（日历时间的跳变解释不了它）。"),
-    "segment_anchor": ("fail", "segments[0] 的 started_at（{started}）与它的 wall_minus_monotonic（{wall:j}）不是同一个时刻：循环把同一次"
+    "segment_anchor": ("fail", "{where} 的 started_at（{started}）与它的 wall_minus_monotonic（{wall:j}）不是同一个时刻：循环把同一次"
                                "日历时间的读数写成这两项，记录被改动过。"),
     "time_said": ("part", "{label}（{text}）"),
     "between": ("part", "在{first:_}与{second:_}之间"),
@@ -399,10 +402,40 @@ SENTENCES = {
     "moment_decided": ("part", "第 {number} 次尝试的决定"),
     "moment_last_check": ("part", "停下那一轮的预算检查"),
     "doing_nothing": ("part", "循环在这两个读数之间什么也不做"),
-    "doing_attempt": ("part", "提出候选、核对 22 个受监视文件、写一次记录、子运行读课程文件和写记录、独立核对子运行"),
+    "doing_attempt": ("part", "提出候选、核对 23 个受监视文件、写一次记录、子运行读课程文件和写记录、独立核对子运行"),
     "doing_check_and_write": ("part", "循环只核对受监视文件、写一次记录"),
-    "doing_check": ("part", "循环只核对 22 个受监视文件"),
+    "doing_check": ("part", "循环只核对 23 个受监视文件"),
     "doing_write": ("part", "循环只写一次记录"),
+    "doing_judgement": ("part", "续跑只核对进行中的那次尝试留下的、写一次记录"),
+    "moment_judged": ("part", "续跑时对第 {number} 次尝试的判断"),
+    "reading_judged": ("part", "第 {number} 次尝试的 decision.decided_offset（续跑时的判断）"),
+    # a resumed record: its segments and the judgement of the attempt in flight (verifier/resumed.py)
+    "resume_shape": ("fail", "{where} 的 resume 是 {value:j}：应为 {{{keys:,}}}，found 是 {found:n} 之一，run_status 是子运行 "
+                             "run.json 的状态或 null，segment 是做判断的那一段（从 2 起）。"),
+    "resume_state": ("fail", "{where} 的 state 是 {state:j}，而 resume.found 是 {found}：没有做完的子运行（no_child、partial_child）"
+                             "记为 unknown，采用的（complete_child）记为 done，已经做完的（finished_undecided）保持原样。"),
+    "segments_apart": ("fail", "segments[{k}] 的 started_offset（{started:j}）不等于上一段的 started_offset 加 elapsed_seconds"
+                               "（{before:j} + {elapsed:j}）：续跑从上一段最后的读数接着计时，各段首尾相接，段的时间被改动过。"),
+    "segment_gap": ("fail", "segments[{k}] 的 gap_seconds（{value:j}）不是这一段与上一段 wall_minus_monotonic 之差（{gap:.3f}）："
+                            "两段之间的日历时间间隔就是这个差，记录被改动过。"),
+    "judged_elsewhere": ("fail", "第 {number} 次尝试的 resume 说它在第 {segment:j} 段开始时被判断，而那一段开始时它不是进行中的最后一次"
+                                 "尝试（或没有这一段）：续跑只判断它找到的那一次尝试，尝试被重新编号、删除，或记录被改动过。"),
+    "adopted_finish": ("fail", "第 {number} 次尝试是续跑时采用的子运行，它的 finished_offset（{finished:j}）应是它所在那一段的结束读数"
+                               "（{end:.3f}，一个上限）：记录被改动过。"),
+    "judged_no_child": ("fail", "第 {number} 次尝试在续跑时被判断为 no_child（子运行不存在），而 {child} 在：续跑之后不会再建这个子运行，"
+                                "判断与证据矛盾，记录或子运行被改动过。"),
+    "judged_partial_gone": ("fail", "第 {number} 次尝试在续跑时被判断为 partial_child（子运行没做完，保留为证据），而 {child} 不在了："
+                                    "证据被删除或移走了。"),
+    "judged_partial_finished": ("fail", "第 {number} 次尝试在续跑时被判断为 partial_child（子运行没做完），而 {child}/run.json 是已结束"
+                                        "的记录（status {status:j}）：做完了的子运行会被采用，判断与证据矛盾，记录被改动过。"),
+    "judged_complete_unfinished": ("fail", "第 {number} 次尝试在续跑时被判断为 complete_child（采用做完了的子运行），而 {child} 的"
+                                           " run.json 不是已结束的记录（status {status:j}）：判断与证据矛盾，记录被改动过。"),
+    "judged_finish_time": ("fail", "第 {number} 次尝试在续跑时被判断为 complete_child，它的 finished_at（{recorded:j}）应是子运行自己"
+                                   "的结束时间（{actual:j}）：记录被改动过。"),
+    "judged_run_status": ("fail", "第 {number} 次尝试在续跑时被判断为 {found}，记下 run.json 的状态是 {recorded:j}，而 {child} 的是"
+                                  " {actual:j}：判断与证据矛盾，记录或子运行被改动过。"),
+    "judged_child_failed": ("fail", "第 {number} 次尝试（续跑时判断为 unknown）的子运行 {child} 没有通过独立核对：{said}它是留下的"
+                                    "证据，被改动过。"),
     # the stop and the decisions
     "too_many_attempts": ("fail", "记录了 {count} 次尝试，超过了 budget.max_attempts={most}。"),
     "went_on": ("fail", "第 {number} 次尝试之后循环就应停止（{stop}），记录里却还有第 {next} 次尝试。"),
@@ -416,9 +449,10 @@ SENTENCES = {
                                   "{expected_count} 次尝试，记录却是 {status}/{reason:l}、{count} 次：情景、预算或结果被改动过，或者"
                                   " samples/ 已不是课程提供的版本（预期表只适用于原样的三个样例）。"),
     "undecided": ("human", "{why}，不能按固定情景的预期判断。请{guide}核对 {children:n} 里实际发生的动作和产物，不能认定动作没做，"
-                           "也不要清空重跑。"),
+                           "也不要清空重跑{resume}。"),
     "undecided_no_attempt": ("human", "{why}，不能按固定情景的预期判断。循环还没有开始任何尝试，没有子运行：请{guide}核对 {record}"
-                                      " 记下的停止位置，然后用新名称重新运行。"),
+                                      " 记下的停止位置，然后用新名称重新运行{resume}。"),
+    "resume_hint": ("part", "；要接着做，用 loop_lab.py --resume {name}（它先做这些核对）或新名称"),
     "why_running": ("part", "记录仍是 running：循环可能被强制结束，或保存记录失败"),
     "why_terminated": ("part", "循环被终止信号（SIGTERM 或 SIGHUP）结束"),
     "why_interrupted": ("part", "循环被 Ctrl-C 中断"),
@@ -431,6 +465,7 @@ SENTENCES = {
     "decision_contradicted": ("fail", "第 {number} 次尝试记录的决定是 {recorded}，而它的证据支持的是 {derived}：决定与证据不符。"),
     "decision_none": ("part", "没有决定（null）"),
     "decision_continue": ("part", "继续（continue/first_failure）"),
+    "decision_unknown": ("part", "继续（continue/outcome_unknown）"),
     "decision_stop": ("part", "停止（stop/{reason}）"),
     "last_stop_contradicted": ("fail", "第 {number} 次尝试之后记录的决定是停止（{decided}），循环记录的停止却是 {status}/{reason:l}："
                                        "状态或原因与证据不符。"),
@@ -492,7 +527,8 @@ SENTENCES = {
                                       "模型重新运行。"),
     # --explain's "≠" lines: what the record claims beside the verifier's own derivation
     "differs_started_late": ("differs", "循环却开始了这次尝试"),
-    "differs_not_scripted": ("differs", "情景 {scenario} 的脚本第 {number} 步不会提出它（脚本：{script:n}）"),
+    "differs_not_scripted": ("differs", "情景 {scenario} 的脚本第 {number} 步不会提出它（脚本：{script:n}；根据之前的反馈是 {choice}）"),
+    "differs_judgement": ("differs", "子运行现在的样子是 {shows}，与续跑时记下的 {found} 不同"),
     "differs_hash": ("differs", "哈希与循环开始时 {file} 的指纹不同"),
     "differs_done_without_child": ("differs", "loop.json 却记为做完了，子运行{outcome}"),
     "differs_child_sample": ("differs", "子运行导出的是 {sample}，不是记录的候选"),
@@ -545,6 +581,8 @@ SENTENCES = {
     "group": ("part", "{names:p}"),
     "earlier_attempts": ("note", "较早的 {count} 次提交没有核对，只核对了最新的一次：{names:p6}。"),
     "cut_short": ("note", "{folder} 停在 {stop}（中断或单次超时），记录与证据一致：不计入任何情景，也不影响结果。"),
+    "resumed_note": ("note", "{folder} 续跑过 {count} 次（loop_lab.py --resume，{result}）：续跑的循环不计入任何情景，也不代替它；"
+                             "要计入情景，请用新名称重新运行一次。"),
     "orphan_children": ("note", "{children:p6} 的名称是循环 {loop} 的子运行，{folder} 却不在这份提交里：这个循环可能被删除或移走了"
                                 "（用 harness.py 单独运行、恰好这样命名的除外），请核对。"),
     "roster_nobody": ("note", "不在名单：名单里没有与这份提交对应的人。"),

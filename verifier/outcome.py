@@ -10,8 +10,9 @@ verifier/records.py's copy of the rules (the scenario table, the stops); its fin
 """
 from verifier.clocks import pauses
 from verifier.findings import Finding
-from verifier.records import (BLOCKED, CONTINUE, DECISION_STOPS, ROUNDING, UNDECIDED, decision_pair, expected_outcome,
-                              is_number)
+from verifier.records import (BLOCKED, CONTINUE, DECISION_STOPS, ROUNDING, SCHEMA, UNDECIDED, UNKNOWN_GOES_ON,
+                              decision_pair, expected_outcome, is_number)
+from verifier.resumed import unknown_count
 
 
 class Outcome:
@@ -54,6 +55,8 @@ class Outcome:
             # spent where only its own steps run is for a person
             for finding in pauses(record, self.durations, record["scenario"]):
                 self.verdict.keep(finding)
+        elif unknown_count(record):
+            return  # an attempt whose outcome a resume found unknown: judged by derivation (above), not by the table
         elif not self.schema.calls_model and (status, reason, count) != expected_outcome(record["scenario"], budget):
             expected = expected_outcome(record["scenario"], budget)
             self.verdict.add("expected_mismatch", scenario=record["scenario"], most=budget["max_attempts"],
@@ -82,10 +85,12 @@ class Outcome:
         else:
             why = Finding("why_error", error_type=record["error_type"])
         guide = Finding("handoff_guide") if record["handoff"] is not None else ""
+        resume = (Finding("resume_hint", name=self.name) if record["schema"] == SCHEMA
+                  and record["status"] in ("running", "interrupted") else "")
         if not record["attempts"]:
-            return Finding("undecided_no_attempt", why=why, guide=guide,
+            return Finding("undecided_no_attempt", why=why, guide=guide, resume=resume,
                            record=self.show(f"loop-runs/{self.name}/loop.json"))
-        return Finding("undecided", why=why, guide=guide, children=self.child_list())
+        return Finding("undecided", why=why, guide=guide, children=self.child_list(), resume=resume)
 
     def check_decisions(self, outcomes):
         """Each recorded decision must be one the attempt's evidence supports, by the rules of「每一轮的顺序」."""
@@ -105,6 +110,8 @@ class Outcome:
     def allowed_decisions(self, round_, last):
         """The decisions an honest loop can record for this attempt; None when the evidence cannot say."""
         record, entry = self.record, round_.entry
+        if entry.get("resume") and entry["state"] == "unknown":
+            return {UNKNOWN_GOES_ON}  # a resume found its outcome unknown: it counts, and the loop goes on
         if entry["state"] in ("running", "unknown"):
             return {None}  # cut off before it was decided
         if round_.derived is None:
@@ -151,7 +158,7 @@ def child_stops(outcomes):
     """For each attempt, the stop its child calls for by the lesson's rules; None to go on (or no child)."""
     seen, stops = set(), []
     for key, status in outcomes:
-        if status is None:  # no child record to judge by: already reported
+        if status in (None, "unknown"):  # no child record to judge by (already reported), or an outcome unknown
             stops.append(None)
         elif status == "needs_review":
             stops.append(("needs_review", "mechanical_pass"))
@@ -169,6 +176,8 @@ def derived_decision(entry, child_status, stop):
     """(next, reason) the evidence of one attempt calls for; None when no decision is due or none can be judged."""
     if entry["state"] == "timed_out":
         return "stop", "attempt_timeout"
+    if entry.get("resume") and entry["state"] == "unknown":
+        return UNKNOWN_GOES_ON
     if entry["state"] != "done" or child_status is None:
         return None
     return ("stop", stop[1]) if stop else CONTINUE
@@ -178,7 +187,9 @@ def said(pair):
     """A decision as a person reads it (a finding of kind `decision_*`)."""
     if pair is None:
         return Finding("decision_none")
-    return Finding("decision_continue") if pair == CONTINUE else Finding("decision_stop", reason=pair[1])
+    if pair[0] == "continue":
+        return Finding("decision_continue" if pair == CONTINUE else "decision_unknown")
+    return Finding("decision_stop", reason=pair[1])
 
 
 def boundary_stop(record, count):

@@ -38,8 +38,10 @@ WATCHED_FILES = (
 # The loop's: the 14, the script and its task, and every other module the loop runs.
 LOOP_FILES = WATCHED_FILES + ("loop_lab.py", "docs/loop/TASK.md", "cli.py", "machinery/__init__.py",
                               "machinery/arguments.py", "machinery/executor.py", "machinery/interrupts.py",
-                              "machinery/progress.py")
-# What a model loop (--scenario model) runs beyond the 22: the proposal machinery, the notes assistant's client, loop
+                              "machinery/progress.py", "machinery/resume.py")
+# The 22 files a loop-run/3 record carries: before the loop could be resumed (machinery/resume.py).
+V3_LOOP_FILES = LOOP_FILES[:-1]
+# What a model loop (--scenario model) runs beyond the 23: the proposal machinery, the notes assistant's client, loop
 # and recorder, and with the local mock the mock's modules and the developer model it replays (docs/loop/TASK.md).
 MODEL_PACKAGE = tuple(f"proposer/{name}.py" for name in ("__init__", "budget", "developer", "options", "proposal",
                                                            "scenario", "server"))
@@ -94,7 +96,14 @@ ATTEMPT_KEYS = ("attempt", "candidate", "child_run", "state", "status", "feedbac
 BUDGET_KEYS = ("max_attempts", "max_seconds", "attempt_timeout")
 HANDOFF_KEYS = ("stopped_at", "done", "inspect", "decide")
 # A segment: a stretch of one monotonic clock (a loop never resumed runs in one), its origin read with the wall clock.
+# A resumed record's segments carry more: each but the last how it ended (ENDED_KEYS), each but the first how many
+# attempts the record held when it began and the wall-clock gap before it (RESUMED_KEYS).
 SEGMENT_KEYS = ("started_at", "started_offset", "wall_minus_monotonic", "elapsed_seconds")
+ENDED_KEYS, RESUMED_KEYS = ("ended", "lower_bound"), ("after_attempt", "gap_seconds")
+ENDINGS = ("keyboard_interrupt", "terminated", "killed")  # how a segment a resume followed ended
+# What a resume found of the attempt in flight (an attempt's `resume`), and the state each leaves it in.
+RESUME_KEYS = ("found", "run_status", "segment")
+FOUND = {"no_child": "unknown", "partial_child": "unknown", "complete_child": "done", "finished_undecided": None}
 V3_DECISION_KEYS, DECISION_KEYS = ("next", "reason", "why"), ("next", "reason", "why", "decided_offset")
 # The fields of the objects inside a record and inside an attempt (a timeout's inventory is the loop's free report).
 INNER_KEYS = {"budget": BUDGET_KEYS, "context": ("files", "fingerprint", "entries"),
@@ -144,7 +153,7 @@ CURRENT = Schema(SCHEMA, LOOP_KEYS, ATTEMPT_KEYS, LOOP_FILES, STATES, ("harness-
 
 def schema_of(record):
     """The schema today's loop wrote RECORD in: CURRENT, or for a model loop CURRENT with the model's fields
-    (budget.max_api_calls, `model`, `proposal_not_run`, each attempt's `model` entry) and its context of the 22 files
+    (budget.max_api_calls, `model`, `proposal_not_run`, each attempt's `model` entry) and its context of the 23 files
     plus the files it ran (the developer model's script among them when the local mock replayed one)."""
     if type(record) is not dict or record.get("scenario") != MODEL:
         return CURRENT
@@ -175,12 +184,12 @@ OLD_SCHEMAS = {
         scenarios=("repair", "stuck", "semantic", "permission"),
         reasons={**REASONS, "needs_human": ("permission_boundary", "unexpected_error")}, flushed=False,
         lacks="lacks_v1"),
-    # loop-run/3 added no field: its context holds the loop's own modules beside the 16 files (LOOP_FILES).
+    # loop-run/3 added no field: its context holds the loop's own modules beside the 16 files (V3_LOOP_FILES).
     "loop-run/2": Schema("loop-run/2", V3_KEYS, ATTEMPT_KEYS, OLD_LOOP_FILES, STATES, ("harness-run/2",),
                          lacks="lacks_v2"),
     # loop-run/4 added the segments and each decision's reading, and reads each attempt's wall time with its budget
     # check (loop-run/3 read it after the proposal and the context check).
-    "loop-run/3": Schema("loop-run/3", V3_KEYS, ATTEMPT_KEYS, LOOP_FILES, STATES, ("harness-run/2",),
+    "loop-run/3": Schema("loop-run/3", V3_KEYS, ATTEMPT_KEYS, V3_LOOP_FILES, STATES, ("harness-run/2",),
                          lacks="lacks_v3"),
 }
 
@@ -191,6 +200,16 @@ def is_loop_name(name):
     """The name rule of docs/loop/TASK.md: what loop_lab.py accepts as a loop name."""
     return (1 <= len(name) <= MAX_LOOP_NAME and not set(name) - NAME_CHARS and name[0] not in ".-"
             and not name.endswith(".") and ".." not in name and name.split(".")[0].upper() not in DEVICE_NAMES)
+
+
+def scripted(scenario, feedback):
+    """The sample SCENARIO's script exports next, given the FEEDBACK of the attempts before (as recorded, in order;
+    None for an attempt that gave none): repair's (and slow's) bad-quote until the exporter's rules rejected one
+    (ValidationError), then valid; None for the permission script, which exports nothing (docs/loop/TASK.md)."""
+    if scenario in ("repair", "slow"):
+        rejected = any(type(f) is dict and f.get("error_type") == "ValidationError" for f in feedback)
+        return "valid" if rejected else "bad-quote"
+    return {"stuck": "bad-quote", "semantic": "semantic"}.get(scenario)
 
 
 def expected_outcome(scenario, budget):
@@ -478,7 +497,8 @@ DECISION_STOPS = {"mechanical_pass": ("needs_review", "mechanical_pass"),
                   "unexpected_error": ("needs_human", "unexpected_error"),
                   "attempt_timeout": ("needs_human", "attempt_timeout")}
 CONTINUE = ("continue", "first_failure")
-DECISIONS = (CONTINUE, *(("stop", reason) for reason in DECISION_STOPS))
+UNKNOWN_GOES_ON = ("continue", "outcome_unknown")  # a resume found its outcome unknown: it counts, no feedback
+DECISIONS = (CONTINUE, UNKNOWN_GOES_ON, *(("stop", reason) for reason in DECISION_STOPS))
 UNDECIDED = ("running", "interrupted", "needs_human")  # a record whose last attempt may lack its decision
 TIMEOUT_RANGE = (0.1, 300)  # --attempt-timeout, in seconds
 ROUNDING = 0.001  # offsets and durations are recorded to 3 decimals

@@ -8,10 +8,11 @@ what it shares is verifier/records.py's copy of the rules (the schemas, scenario
 findings' words are verifier/findings.py's.
 """
 from verifier.findings import Finding
-from verifier.records import (BUDGET_KEYS, CHILD_STATUSES, CURRENT, DECISION_STOPS, DECISIONS, HANDOFF_KEYS,
-                              INNER_KEYS, MAX_ATTEMPTS, MAX_READING, MIN_DECISION, MODEL, MODEL_ENTRY_KEYS, RECORD_ID,
-                              REASONS, SAMPLES, SCRIPT, SEGMENT_KEYS, SHA256, TIMEOUT_RANGE, UNDECIDED,
-                              combined_fingerprint, is_int, is_loop_name, is_number, is_reading, moment, one_line)
+from verifier.records import (BUDGET_KEYS, CHILD_STATUSES, CURRENT, DECISIONS, DECISION_STOPS, ENDED_KEYS, ENDINGS,
+                              FOUND, HANDOFF_KEYS, INNER_KEYS, MAX_ATTEMPTS, MAX_READING, MIN_DECISION, MODEL,
+                              MODEL_ENTRY_KEYS, REASONS, RECORD_ID, RESUMED_KEYS, RESUME_KEYS, SAMPLES, SCRIPT,
+                              SEGMENT_KEYS, SHA256, TIMEOUT_RANGE, UNDECIDED, combined_fingerprint, is_int,
+                              is_loop_name, is_number, is_reading, moment, one_line)
 
 
 def decision_problem(where, decision, last, status, keys=CURRENT.decision_keys):
@@ -193,8 +194,9 @@ def attempt_problem(number, entry, record, schema=CURRENT):
     if type(entry) is not dict or any(key not in entry for key in schema.attempt_keys):
         return Finding("attempt_fields_missing", where=where, keys=list(schema.attempt_keys))
     inner = {"candidate": ("action", "sample", "sha256"), "decision": schema.decision_keys,
-             "timeout": ("seconds", "waited_seconds", "inventory"), "model": MODEL_ENTRY_KEYS}
-    unknown = unknown_fields_problem(where, entry, schema.attempt_keys, inner, schema.name)
+             "timeout": ("seconds", "waited_seconds", "inventory"), "model": MODEL_ENTRY_KEYS, "resume": RESUME_KEYS}
+    optional = ("resume",) if schema is CURRENT else ()  # written only at a resume, on the attempt it judged
+    unknown = unknown_fields_problem(where, entry, schema.attempt_keys + optional, inner, schema.name)
     if unknown:
         return unknown
     if not is_int(entry["attempt"]) or entry["attempt"] != number or entry["child_run"] != f"runs/{name}-{number:02d}":
@@ -206,8 +208,12 @@ def attempt_problem(number, entry, record, schema=CURRENT):
         return Finding("candidate_shape", where=where)
     if feedback is not None and (type(feedback) is not dict or sorted(feedback) != ["error_type", "message"]):
         return Finding("feedback_shape", where=where)
+    judged = entry.get("resume")
+    problem = judged_problem(where, judged, state)
+    if problem:
+        return problem
     allowed_states = {"done": True, "running": last and status == "running",
-                      "unknown": last and status in ("interrupted", "needs_human"),
+                      "unknown": bool(judged) or (last and status in ("interrupted", "needs_human")),
                       "timed_out": last and status in ("interrupted", "needs_human")}
     if type(state) is not str or not allowed_states.get(state, False):
         return Finding("state_wrong", where=where, value=state)
@@ -217,6 +223,21 @@ def attempt_problem(number, entry, record, schema=CURRENT):
     return (attempt_times_problem(where, entry)
             or decision_problem(where, entry["decision"], last, status, schema.decision_keys)
             or timeout_problem(where, entry, record["budget"]))
+
+
+def judged_problem(where, judged, state):
+    """A resume's judgement of the attempt in flight (`resume`, loop-run/4): what it found, the child's status it read,
+    the segment (from 1) whose resume made it; and the state it leaves: unknown without a complete child, done when
+    adopted, as it was for an attempt that had finished."""
+    if judged is None:
+        return None
+    if not (type(judged) is dict and sorted(judged) == sorted(RESUME_KEYS) and judged["found"] in FOUND
+            and (judged["run_status"] is None or judged["run_status"] in CHILD_STATUSES)
+            and is_int(judged["segment"]) and judged["segment"] >= 2):
+        return Finding("resume_shape", where=where, value=judged, keys=list(RESUME_KEYS), found=list(FOUND))
+    if state not in ((FOUND[judged["found"]],) if FOUND[judged["found"]] else ("done", "timed_out")):
+        return Finding("resume_state", where=where, state=state, found=judged["found"])
+    return None
 
 
 def attempt_times_problem(where, entry):
@@ -236,15 +257,24 @@ def attempt_times_problem(where, entry):
 
 def segments_ok(record):
     """The stretches of monotonic clock the record's readings were taken on. A loop never resumed runs in one, its
-    origin read right after the first record; the first record itself, written before that, has none yet."""
+    origin read right after the first record; the first record itself, written before that, has none yet. Each
+    resume adds one (verifier/resumed.py): the one before says how it ended, the new one what it began after."""
     segments = record["segments"]
     if segments == []:
         return record["status"] == "running" and record["attempts"] == [] and record["elapsed_seconds"] == 0
-    if type(segments) is not list or len(segments) != 1:  # only a resume would add another
+    if type(segments) is not list:
         return False
-    segment = segments[0]
-    return (type(segment) is dict and sorted(segment) == sorted(SEGMENT_KEYS)
-            and moment(segment["started_at"]) is not None
-            and is_reading(segment["started_offset"]) and segment["started_offset"] == 0
+    last = len(segments) - 1
+    return all(segment_ok(segment, k, last) for k, segment in enumerate(segments))
+
+
+def segment_ok(segment, k, last):
+    keys = SEGMENT_KEYS + (ENDED_KEYS if k < last else ()) + (RESUMED_KEYS if k > 0 else ())
+    if not (type(segment) is dict and sorted(segment) == sorted(keys) and moment(segment["started_at"]) is not None
+            and is_reading(segment["started_offset"]) and (k > 0 or segment["started_offset"] == 0)
             and is_number(segment["wall_minus_monotonic"]) and segment["wall_minus_monotonic"] >= 0
-            and is_reading(segment["elapsed_seconds"]))
+            and is_reading(segment["elapsed_seconds"])):
+        return False
+    ended = k == last or (segment["ended"] in ENDINGS and segment["lower_bound"] is (segment["ended"] == "killed"))
+    return ended and (k == 0 or (is_int(segment["after_attempt"]) and 0 <= segment["after_attempt"] <= MAX_ATTEMPTS
+                                 and is_number(segment["gap_seconds"]) and abs(segment["gap_seconds"]) <= MAX_READING))
