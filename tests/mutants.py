@@ -766,7 +766,7 @@ MUTANTS = [
          promise="成绩文件只改成绩和评语格子：Moodle 工作表里带空格的格子照样加引号，其余的行逐字节不变",
          tests=CLASS),
     dict(id="feedback-zip-flat", file="classroom/upload.py",
-         original='info = zipfile.ZipInfo(f"{folder_name(folders[key], used)}/{name}", ENTRY_TIME)',
+         original='info = zipfile.ZipInfo(f"{folder}/{name}", ENTRY_TIME)',
          replacement="info = zipfile.ZipInfo(name, ENTRY_TIME)",
          promise="反馈压缩包里每个学生的反馈在平台下载时给他的文件夹名下",
          tests=CLASS),
@@ -1317,5 +1317,6 @@ from tests.mutants_answers import ANSWER_MUTANTS  # noqa: E402  (the answering r
 from tests.mutants_learner import LEARNER_MUTANTS  # noqa: E402  (the learner's path: names, --pack's pitfalls)
 from tests.mutants_model import MODEL_MUTANTS  # noqa: E402  (the model scenario: proposals, API calls, its verifier)
 from tests.mutants_verifier import VERIFIER_MUTANTS  # noqa: E402  (clocks, older versions, copies, escapes, guards)
+from tests.mutants_pages import PAGE_MUTANTS  # noqa: E402  (findings with kinds, the --html pages)
 
-MUTANTS += ANSWER_MUTANTS + LEARNER_MUTANTS + VERIFIER_MUTANTS + MODEL_MUTANTS
+MUTANTS += ANSWER_MUTANTS + LEARNER_MUTANTS + VERIFIER_MUTANTS + MODEL_MUTANTS + PAGE_MUTANTS

@@ -304,6 +304,20 @@ class LoopPageTest(SelfContained, SharedWorkspaceTestCase):
         for target in targets:
             self.assertTrue(os.path.lexists(target), target)
 
+    def test_evidence_that_is_gone_is_named_as_text_never_linked(self):
+        self.renamed("repair-01", "gone")
+        shutil.rmtree(self.root / "runs" / "gone-01")
+        for path in ("loop-runs/gone", "runs/gone-02", "gone.html"):
+            self.addCleanup(lambda path=self.root / path: shutil.rmtree(path) if path.is_dir() else path.unlink())
+        code, _, stderr = in_process(self.root, "loop-runs/gone", "--html", "gone.html")
+        page = Page((self.root / "gone.html").read_text(encoding="utf-8"))
+        self.assertEqual(code, 1, stderr)
+        self.assertIn("child_deleted", page.kinds())
+        targets = self.targets(page, self.root / "gone.html")
+        self.assertIn(self.root / "runs" / "gone-02", targets)
+        self.assertNotIn(self.root / "runs" / "gone-01", targets)
+        self.assertIn("runs/gone-01", page.text())
+
 
 class PageTargetTest(SharedWorkspaceTestCase):
     """Where a page may be written: as every other output, known by its first line, refused before anything."""

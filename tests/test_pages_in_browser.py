@@ -2,12 +2,13 @@
 
 Headless Chromium, where it is installed (the test skips saying so where it is not, as on most learners' and CI
 machines), started once for every page: a driver page beside them holds each page in a fixed-size frame, 390 x 844
-and 1280 x 800 (the headless window itself does not go below 500 px), and once every frame has loaded copies out what
-each shows: how wide its content is against its frame (the document, and any element that scrolls sideways in a box
-of its own), how many requests it made, and its text. The pages are the class page, a student's page and a loop page
-of the real class of tests/test_class_check.py (honest work, a forged record, packaging, copies, hostile names); their
-Content-Security-Policy allows no script, so what the frames show is the content with scripts off. The frames are
-files beside the driver (file://), read with --allow-file-access-from-files.
+and 1280 x 800 (the headless window itself does not go below 500 px), and once every frame has loaded copies out
+what each shows: how wide its content is against its frame (the document, and any element that scrolls sideways in a
+box of its own), whether its tables' rows are cards, how many requests it made, and its text. The pages are the
+class page, a student's page and a loop page of the real class of tests/test_class_check.py (honest work, a forged
+record, packaging, copies, hostile names); their Content-Security-Policy allows no script, so what the frames show
+is the content with scripts off. The frames are files beside the driver (file://), read with
+--allow-file-access-from-files.
 """
 import json
 import re
@@ -39,7 +40,9 @@ function measure() {
       if (["auto", "scroll"].includes(style.overflowX) && element.scrollWidth > element.clientWidth) boxes++;
       right = Math.max(right, element.getBoundingClientRect().right);
     }
-    return {page: frame.dataset.page, width: +frame.dataset.width, view, right, boxes,
+    const rows = [...doc.querySelectorAll("table.cards tr")];
+    const cards = rows.filter((row) => getComputedStyle(row).display === "block").length;
+    return {page: frame.dataset.page, width: +frame.dataset.width, view, right, boxes, rows: rows.length, cards,
             requests: frame.contentWindow.performance.getEntriesByType("resource").length,
             text: doc.body.innerText};
   });
@@ -82,6 +85,12 @@ class PagesInABrowserTest(RealClassTestCase):
                 self.assertGreaterEqual(shown["view"], shown["width"] - 20)  # less a vertical scroll bar, if any
                 self.assertLessEqual(shown["right"], shown["view"] + 0.5)  # nothing reaches past the frame
                 self.assertEqual(shown["boxes"], 0)  # and no box of its own scrolls sideways
+
+    def test_a_tables_rows_are_cards_at_390_px_and_rows_at_1280(self):
+        for shown in self.shown:
+            with self.subTest(page=shown["page"], width=shown["width"]):
+                self.assertEqual(shown["cards"], shown["rows"] if shown["width"] == 390 else 0)
+        self.assertTrue(all(shown["rows"] for shown in self.shown if not shown["page"].startswith("反馈/")))
 
     def test_no_page_makes_a_request(self):
         self.assertEqual([(shown["page"], shown["requests"]) for shown in self.shown if shown["requests"]], [])
