@@ -18,6 +18,7 @@ from pathlib import Path
 from classroom.report import CASE_NAMES, MISSING, NEXT_STEP, RESULTS, totals
 from verifier.page import WORDS, badge, document, finding_item, findings_list, link, text
 
+OPEN_ASIDE = 10  # entries set aside shown open; more are folded under their count
 COPY_KINDS = ("shared_record", "shared_clock", "shared_readings", "copy_inside", "loop_copy")
 CSS = "".join(
     f"#f-{result}:checked~.rows .student:not(.r-{result}){{display:none}}"
@@ -28,6 +29,7 @@ CSS = "".join(
 input.filter{position:absolute;opacity:0;width:1px;height:1px}
 #f-all:checked~.filters label[for=f-all]{outline:2px solid #0969da}
 .histogram td.count{width:4em;text-align:right}.histogram td.label{width:12em}
+details.aside summary{cursor:pointer}details.aside summary h2{display:inline}
 """
 
 
@@ -68,10 +70,11 @@ def first_things(rows, aside, note, said):
     parts = [f"<p class=\"finding sev-needs_human\" data-kind=\"{text(note.kind)}\">{text(note.sentence())}</p>"] \
         if note else []
     parts += [f"<p>{text(sentence)}</p>" for sentence in said]
-    if aside:
-        parts += ["<h2>跳过的条目（不是一份提交）</h2><ul>"] + [
+    if aside:  # a long list folded (details: no script), so that the rows stay near the top
+        parts += [f"<details class=\"aside\"{' open' if len(aside) <= OPEN_ASIDE else ''}><summary><h2>跳过的条目"
+                  f"（不是一份提交）：{len(aside)} 个</h2></summary><ul>"] + [
             f"<li data-kind=\"{text(why.kind)}\"><span class=\"path\">{text(entry)}</span>：{text(why.sentence())}</li>"
-            for entry, why in aside] + ["</ul>"]
+            for entry, why in aside] + ["</ul></details>"]
     copies = [(number, row, [reason for reason in item.reasons if reason.kind in COPY_KINDS])
               for number, (row, item) in enumerate(rows, 1) if item]
     copies = [(number, row, found) for number, row, found in copies if found]

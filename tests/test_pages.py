@@ -19,8 +19,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote
 
+from classroom import page as class_page
 from tests.test_class_check import EXPECTED, HONEST, ODD_NAME, RealClassTestCase, forge, in_process
 from tests.test_loop_lab import SharedWorkspaceTestCase
+from verifier.findings import Finding
 
 FIRST_LINE = "<!DOCTYPE html><!-- verify_loop.py --html -->"  # docs/loop/TEACHER.md: how a page is known
 HOSTILE = "<script>alert(1)</script>\u202e"
@@ -171,6 +173,16 @@ class ClassPageTest(SelfContained, RealClassTestCase):
                                                                   "copy_inside", "loop_copy"} & set(line["kinds"])]
         self.assertEqual(copies, shared)
         self.assertLessEqual({"吕菊", "施桃", "孔杏", "曹莲"}, set(copies))
+
+    def test_entries_set_aside_are_folded_only_when_many(self):
+        (few,) = self.page.all("details", cls="aside")
+        self.assertIn("open", few["attrs"])
+        aside = [(f"交作业/{number}.txt", Finding("aside_document")) for number in range(class_page.OPEN_ASIDE + 1)]
+        many = Page("".join(class_page.first_things([], aside, None, ())))
+        (folded,) = many.all("details", cls="aside")
+        self.assertNotIn("open", folded["attrs"])
+        self.assertIn(f"{len(aside)} 个", words(many.all("summary")[0]))
+        self.assertEqual(len(many.all("li", data_kind="aside_document")), len(aside))
 
     def copies_list(self):
         heading = next(element for element in self.page.all("h2") if "副本" in words(element))
