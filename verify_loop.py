@@ -1,8 +1,9 @@
 """Independent check of lesson-14 loop runs, one at a time or a whole class's submissions.
 
-    python3 verify_loop.py loop-runs/NAME [loop-runs/OTHER ...] [--explain]
+    python3 verify_loop.py loop-runs/NAME [loop-runs/OTHER ...] [--explain] [--html FILE.html]
     python3 verify_loop.py --class SUBMISSIONS [--report FILE.md] [--csv FILE.csv] [--feedback DIR]
                            [--roster FILE [--grades OUT.csv] [--assignment TITLE|ID]] [--feedback-zip OUT.zip]
+                           [--html FILE.html]
     python3 verify_loop.py --pack OUT.zip      (a student's hand-in: classroom/hand_in.py)
     exit 0 every run (every student) passes, 1 otherwise, 2 bad arguments
 
@@ -12,9 +13,10 @@ is read), verifier/shape.py (its fields), verifier/check.py (one loop folder), v
 decisions re-derived), verifier/clocks.py (a record's clocks), verifier/resumed.py (a resumed record's segments
 and judgements), verifier/older.py (records of an older workspace), verifier/explain.py (--explain),
 verifier/proposals.py (a model loop's proposals; it uses project/verify_ask.py, the notes assistant's verifier, as
-verify_harness.py is used for each child), and classroom/ (check.py: a whole class and its reports; hand_in.py:
---pack). None of them imports loop_lab.py, harness.py, export_review.py or the loop's machinery/: the checked
-programs never vouch for themselves.
+verify_harness.py is used for each child), verifier/findings.py (every finding's kind and sentence), verifier/page.py
+(--html), and classroom/ (check.py: a whole class and its reports; page.py: its page and each student's;
+hand_in.py: --pack). None of them imports loop_lab.py, harness.py, export_review.py or the loop's machinery/: the
+checked programs never vouch for themselves.
 What they share with the rest of the workspace: cli.py's plumbing (capped reads of plain files,
 strict record parsing, line ends, glosses, paths shown from the current folder, Chinese arguments,
 output) and named pieces of verify_harness.py, the lesson-13 verifier: verify_run checks each child run against
@@ -79,7 +81,7 @@ def parse_arguments(argv):
         usage=("[-h] [--class SUBMISSIONS] [--report FILE.md]",
                "[--csv FILE.csv] [--feedback DIR] [--roster FILE]",
                "[--grades OUT.csv] [--assignment TITLE|ID]", "[--feedback-zip OUT.zip] [--pack OUT.zip]",
-               "[--explain] [--server-log FILE]", "[LOOP_DIR ...]"),
+               "[--explain] [--server-log FILE] [--html FILE.html]", "[LOOP_DIR ...]"),
         description="独立核对一个或多个循环记录（loop-runs/NAME），或用 --class 核对全班的提交："
                     "按情景预期、子运行和上下文指纹重新推导结果。",
         epilog="退出码：0 每个循环都通过（--class：每个学生都 pass；--pack：打包的这一行是 pass）；1 有循环 fail 或 needs_human"
@@ -112,6 +114,9 @@ def parse_arguments(argv):
     parser.add_argument("--explain", action="store_true",
                         help="在 stderr 上逐轮说明验证器自己的推导：预算检查、候选、范围、子运行、独立核对、决定和停止"
                              "（stdout 不变）")
+    parser.add_argument("--html", metavar="FILE.html",
+                        help="另外写出一个网页：给出的循环逐个、逐轮（或 --class 的全班）；一个文件，不要网络也不运行脚本，"
+                             "stdout 和退出码不变；只替换这个核对以前写出的网页")
     parser.add_argument("--server-log", metavar="FILE",
                         help="--scenario model 的循环用 --model-url 连到另一个服务时，那个服务自己的请求记录"
                              "（mock_model.py --log 的格式）；本机 mock 的记录在循环目录里，不用给")
@@ -120,6 +125,8 @@ def parse_arguments(argv):
         parser.error("--server-log 只和给出的循环目录一起用，不能和 --class 或 --pack 一起用。")
     if args.server_log is not None and not os.path.isfile(args.server_log):
         parser.error(f"--server-log 的文件 {args.server_log} 不存在（这次没有核对任何目录）。")
+    if args.html is not None and args.pack is not None:
+        parser.error("--html 写的是核对结果的网页，--pack 是交作业：请分开运行。")
     if args.explain and (args.submissions is not None or args.pack is not None):
         parser.error("--explain 逐轮说明给出的循环目录，不能和 --class 或 --pack 一起用：请单独核对要看的循环。")
     if args.submissions is None and (args.report or args.csv_file or args.feedback or args.roster or args.grades
@@ -191,7 +198,13 @@ def main(argv=None):
             parser.error(problem)
         return check_class(parser, args)
     folders = loop_folders(parser, args.loop_dirs)
-    workspaces, counts = {}, {"pass": 0, "fail": 0, "needs_human": 0}
+    if args.html is not None:  # refused before anything is read or written
+        from classroom.upload import page_problem
+        problem = page_problem(args.html, [folder.parent.parent / name for folder in folders
+                                           for name in ("loop-runs", "runs")])
+        if problem:
+            parser.error(problem)
+    workspaces, counts, checks = {}, {"pass": 0, "fail": 0, "needs_human": 0}, []
     for folder in folders:
         check = checked_loop(folder, workspaces, server_log=args.server_log)
         result = check.result()
@@ -200,10 +213,16 @@ def main(argv=None):
             say(account(check))
         counts[result["result"]] += 1
         print_result(result, len(folders) > 1)
+        checks.append(check)
     if len(folders) > 1:
         say(f"共核对 {len(folders)} 个循环：pass {counts['pass']}，fail {counts['fail']}，"
             f"needs_human {counts['needs_human']}。")
-    return EXIT_OK if counts["pass"] == len(folders) else EXIT_STOP
+    written = True
+    if args.html is not None:
+        from classroom.upload import write_page
+        from verifier.page import loop_page
+        written = write_page(args.html, loop_page(checks, args.html))
+    return EXIT_OK if counts["pass"] == len(folders) and written else EXIT_STOP
 
 
 if __name__ == "__main__":

@@ -72,6 +72,7 @@ class Checked:
         self.names, self.folder, self.earlier = handed.names, handed.folder, handed.earlier
         self.key = (handed.student, handed.student_id)  # the platform's names, whatever a roster shows instead
         self.entry, self.entry_name, self.source = entry_shown, Path(entry_shown).name, submission.source
+        self.path = Path(handed.entry) if handed.entry else None  # the entry itself, for a page's links
         self.where = ""  # the workspace inside the submission, when it is not the top
         self.loops, self.strays, self.records, self.copies, self.orphans = [], [], [], [], []
         self.refused = [submission.refused] if submission.refused else []
@@ -418,7 +419,8 @@ def check_class(parser, args):
         class_dir, download = opened_class(parser, args.submissions, scratch_folder)
         handed, aside = listed_entries(parser, class_dir)
         names = class_report.feedback_names((person.student, person.student_id) for person in handed)
-        problem = upload.outputs_problem(args, names.values(), people)
+        problem = upload.outputs_problem(args, [*names.values(), *(page_name(name) for name in names.values()
+                                                                   if args.html)], people)
         if problem:
             parser.error(problem)
         shown = [shown_entry(person, class_dir, download) for person in handed]
@@ -432,7 +434,7 @@ def check_class(parser, args):
     skew = other_course_version(checked)
     note = version_note(skew, course.label()) if skew else ""
     say_class(checked, rows, note, people is not None)
-    written = write_outputs(args, course, checked, rows, names, aside, note, people)
+    written = write_outputs(args, course, checked, rows, names, aside, note, people, download)
     return EXIT_OK if written and all(row["result"] == "pass" for row, _ in rows) else EXIT_STOP
 
 
@@ -481,9 +483,10 @@ def say_class(checked, rows, note, with_roster):
     say(class_report.totals(rows, with_roster))
 
 
-def write_outputs(args, course, checked, rows, names, aside, note, people):
-    """--report, --csv, --feedback, --grades and --feedback-zip, each on its own: one that cannot be written (one
-    student's feedback file) is said on stderr and the others are still written; False when any was not."""
+def write_outputs(args, course, checked, rows, names, aside, note, people, download=None):
+    """--report, --csv, --feedback, --grades, --feedback-zip and --html, each on its own: one that cannot be written
+    (one student's feedback file) is said on stderr and the others are still written; False when any was not.
+    DOWNLOAD: the download-all ZIP the entries came from (then a page links to none of them)."""
     grades = class_grades.grades_file(people) if args.grades else None
     said = grades_said(args, people, grades) if grades else []
     for sentence in said:
@@ -495,14 +498,18 @@ def write_outputs(args, course, checked, rows, names, aside, note, people):
                                                                with_roster=people is not None, said=said), "utf-8"))
     if args.csv_file:
         outputs.append((args.csv_file, class_report.class_csv([row for row, _ in rows]), "utf-8-sig"))
+    if args.html:
+        from classroom.page import class_page
+        outputs.append((args.html, class_page(args.html, display_path(args.submissions), CourseFiles.label(course),
+                                              rows, aside, note, people is not None, said, download), "utf-8"))
     hidden = teacher_paths(course.root, args.submissions)
+    files = feedback_files(checked, names, hidden, bool(args.html)) if args.feedback or args.feedback_zip else []
     if args.feedback:
-        outputs += [(Path(args.feedback) / name, text, "utf-8")
-                    for name, text in feedback_files(checked, names, hidden)]
+        outputs += [(Path(args.feedback) / name, text, "utf-8") for group in files for name, text in group]
     if grades:
         outputs.append((args.grades, grades.text, grades.encoding))
     if args.feedback_zip:
-        outputs.append((args.feedback_zip, upload.feedback_zip(checked, feedback_files(checked, names, hidden)), None))
+        outputs.append((args.feedback_zip, upload.feedback_zip(checked, files), None))
     written = True
     for target, text, encoding in outputs:
         try:
@@ -558,14 +565,26 @@ def teacher_paths(*folders):
     return private
 
 
-def feedback_files(checked, names, private=lambda text: text):
-    """[(file name, text)]: one per student, a student being a name and an id (two 张三 of different ids are two
-    people; the same name without an id is taken for one student handing in twice); PRIVATE hides the teacher's
-    folders in every text."""
+def feedback_files(checked, names, private=lambda text: text, html=False):
+    """[[(file name, text)]]: the files of each student, a student being a name and an id (two 张三 of different ids
+    are two people; the same name without an id is taken for one student handing in twice): NAME.md and, with HTML,
+    NAME.html beside it (classroom/page.py); PRIVATE hides the teacher's folders in every text."""
     by_student = defaultdict(list)
     for item in checked:
         by_student[item.key].append(item)
-    return [(names[key], class_report.feedback(items[0].student, items, private)) for key, items in by_student.items()]
+    files = []
+    for key, items in by_student.items():
+        group = [(names[key], class_report.feedback(items[0].student, items, private))]
+        if html:
+            from classroom.page import student_page
+            group.append((page_name(names[key]), student_page(items[0].student, items, private)))
+        files.append(group)
+    return files
+
+
+def page_name(name):
+    """The page beside a feedback file NAME.md: NAME.html."""
+    return name.removesuffix(".md") + ".html"
 
 
 def class_arguments_problem(args):

@@ -20,6 +20,7 @@ from pathlib import Path
 from classroom.intake import windows_device
 from cli import display_path, entry_kind, visible
 from verifier.findings import Finding
+from verifier.page import FIRST_LINE
 from verifier.records import CASES, disk_key, is_link
 
 CASE_NAMES = [case for case, _, _ in CASES]
@@ -269,6 +270,8 @@ def is_earlier_output(path, kind):
         return False
     if kind == "csv":
         return any(line == "\ufeff" + ",".join(header) for header in EARLIER_CSV_HEADERS)
+    if kind == "page":
+        return line == FIRST_LINE
     return line.startswith(REPORT_TITLE if kind == "report" else FEEDBACK_TITLE)
 
 
@@ -307,7 +310,8 @@ def feedback_problem(text, class_dir, file_names):
         return f"{text} 所在的文件夹不存在：请先建好它，或换一个路径。"
     for name in file_names:
         path = folder / name
-        if os.path.lexists(path) and (is_link(path) or not is_earlier_output(path, "feedback")):
+        kind = "page" if name.endswith(".html") else "feedback"
+        if os.path.lexists(path) and (is_link(path) or not is_earlier_output(path, kind)):
             return (f"{display_path(path)} 已经存在，而且不是这个核对以前写出的反馈：为了不覆盖别的文件，"
                     "请换一个空文件夹，或先把它移走。")
     return None

@@ -5,9 +5,10 @@ as the platform's download named that student's entry: Moodle's "upload multiple
 (mod/assign/feedback/file/importziplib.php) splits each folder name at `_` and takes the second part as the
 participant id, the third and fourth as the plugin, whether the name ends `_` (before 4.1) or not; a folder name
 longer than a disk holds keeps that tail and loses the end of the name. Every output (--report, --csv,
---feedback, --grades, --feedback-zip) is refused before anything is read when it would land inside the class
-folder, through a link, on a folder, or on an existing file this check did not write (an earlier report, CSV,
-feedback file or feedback ZIP is known by its content; an earlier grades file by the roster's header). Outputs
+--feedback, --grades, --feedback-zip, --html) is refused before anything is read when it would land inside the class
+folder (or, for a loop's page, inside the evidence it shows), through a link, on a folder, or on an existing file this
+check did not write (an earlier report, CSV, feedback file, page or feedback ZIP is known by its content; an earlier
+grades file by the roster's header). Outputs
 are compared by the file they reach (a folder reached through a link, another spelling of the same name), so no
 two outputs are one file and none of them is the roster. What it shares: classroom/report.py's guards (where an
 output lands, an earlier file's first line, safe folder names), classroom/platforms.py's MOODLE names and
@@ -20,6 +21,8 @@ from pathlib import Path
 
 from classroom import report as class_report
 from classroom.platforms import MOODLE
+from cli import display_path, say
+from verifier.findings import Finding
 from verifier.records import disk_key, is_link
 
 ZIP_COMMENT = b"verify_loop --feedback-zip"  # how an earlier feedback ZIP of this check is known
@@ -27,18 +30,20 @@ ENTRY_TIME = (1980, 1, 1, 0, 0, 0)
 
 
 def feedback_zip(checked, files):
-    """The bytes of the feedback ZIP: FILES ([(file name, text)] in the order of the students' keys) each in the
-    folder the download gave its student."""
+    """The bytes of the feedback ZIP: FILES ([[(file name, text)]], each student's in the order of the students' keys)
+    in the folder the download gave that student."""
     folders = {}
     for item in checked:
         folders.setdefault(item.key, item.folder)
     out, used = io.BytesIO(), set()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
         keys = list(dict.fromkeys(item.key for item in checked))
-        for key, (name, text) in zip(keys, files):
-            info = zipfile.ZipInfo(f"{folder_name(folders[key], used)}/{name}", ENTRY_TIME)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            archive.writestr(info, text.encode("utf-8"))
+        for key, group in zip(keys, files):
+            folder = folder_name(folders[key], used)
+            for name, text in group:
+                info = zipfile.ZipInfo(f"{folder}/{name}", ENTRY_TIME)
+                info.compress_type = zipfile.ZIP_DEFLATED
+                archive.writestr(info, text.encode("utf-8"))
         archive.comment = ZIP_COMMENT
     return out.getvalue()
 
@@ -74,7 +79,7 @@ def is_earlier_zip(path):
 def target_problem(text, class_dir, kind, earlier):
     """Why an output file TEXT may not be written (Chinese), or None; EARLIER(path) tells an earlier output."""
     path = Path(text)
-    if class_report.inside(path, class_dir):
+    if class_dir is not None and class_report.inside(path, class_dir):
         return f"{text} 在提交目录 {class_dir} 里面：{kind}不能写进学生的提交（可能覆盖证据），请写到提交目录之外。"
     if is_link(path):
         return f"{text} 是一个链接：写进去会改动它指向的文件，请给出一个普通文件的路径。"
@@ -87,13 +92,42 @@ def target_problem(text, class_dir, kind, earlier):
     return None
 
 
+def is_earlier_page(path):
+    """PATH is a page this check wrote before: its first line says so."""
+    return class_report.is_earlier_output(path, "page")
+
+
+def page_problem(text, evidence):
+    """Why --html may not write the loop page TEXT (Chinese), or None: inside the folders EVIDENCE (the loop-runs/ and
+    runs/ it shows: a page there would be a stray entry of the evidence), through a link, on a folder, beside no
+    folder, or over an existing file that is no page of this check."""
+    for folder in evidence:
+        if os.path.isdir(folder) and class_report.inside(text, folder):
+            return (f"{text} 在 {display_path(folder)} 里面：网页不能写进要核对的证据（loop-runs/、runs/），"
+                    "请写到别处，例如当前文件夹的 核对.html。")
+    return target_problem(text, None, "网页", is_earlier_page)
+
+
+def write_page(target, page):
+    """Writes PAGE (HTML text) to TARGET whole; False, said on stderr, when it cannot be written."""
+    try:
+        class_report.write_text_atomic(target, page, "utf-8")
+    except OSError as exc:
+        say(Finding("output_failed", target=class_report.cut(display_path(Path(target))),
+                    error_type=type(exc).__name__).sentence())
+        return False
+    return True
+
+
 def targets_problem(args):
-    """Why --report, --csv or --feedback-zip cannot be used (before anything is read), or None."""
+    """Why --report, --csv, --feedback-zip or --html cannot be used (before anything is read), or None."""
     outputs = [(text, kind) for text, kind in ((args.report, "report"), (args.csv_file, "csv"),
-                                               (args.feedback_zip, "zip"), (args.grades, "grades")) if text]
+                                               (args.feedback_zip, "zip"), (args.grades, "grades"),
+                                               (args.html, "page")) if text]
     reached = [reached_file(text) for text, _ in outputs]
     if len(set(reached)) < len(reached):
-        return "--report、--csv、--grades 和 --feedback-zip 不能是同一个文件（也不能经由链接或另一种写法指向同一个文件）。"
+        return ("--report、--csv、--grades、--feedback-zip 和 --html 不能是同一个文件（也不能经由链接或另一种写法指向同一个"
+                "文件）。")
     if args.roster and reached_file(args.roster) in reached:
         text = next(text for (text, _), key in zip(outputs, reached) if key == reached_file(args.roster))
         return (f"{text} 是名单本身（{args.roster}，也许经由链接或另一种写法指向它）：成绩请写到另一个文件"
@@ -105,6 +139,8 @@ def targets_problem(args):
             problem = class_report.target_problem(text, args.submissions, kind)
         elif kind == "zip":
             problem = target_problem(text, args.submissions, "反馈压缩包", is_earlier_zip)
+        elif kind == "page":
+            problem = target_problem(text, args.submissions, "网页", is_earlier_page)
         else:
             continue  # the grades file is judged once the roster is read
         if problem:

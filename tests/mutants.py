@@ -771,7 +771,7 @@ MUTANTS = [
          promise="成绩文件只改成绩和评语格子：Moodle 工作表里带空格的格子照样加引号，其余的行逐字节不变",
          tests=CLASS),
     dict(id="feedback-zip-flat", file="classroom/upload.py",
-         original='info = zipfile.ZipInfo(f"{folder_name(folders[key], used)}/{name}", ENTRY_TIME)',
+         original='info = zipfile.ZipInfo(f"{folder}/{name}", ENTRY_TIME)',
          replacement="info = zipfile.ZipInfo(name, ENTRY_TIME)",
          promise="反馈压缩包里每个学生的反馈在平台下载时给他的文件夹名下",
          tests=CLASS),
@@ -1323,5 +1323,6 @@ from tests.mutants_learner import LEARNER_MUTANTS  # noqa: E402  (the learner's 
 from tests.mutants_model import MODEL_MUTANTS  # noqa: E402  (the model scenario: proposals, API calls, its verifier)
 from tests.mutants_verifier import VERIFIER_MUTANTS  # noqa: E402  (clocks, older versions, copies, escapes, guards)
 from tests.mutants_resume import RESUME_MUTANTS  # noqa: E402  (the resume: its checks, judgement, segments)
+from tests.mutants_pages import PAGE_MUTANTS  # noqa: E402  (findings with kinds, the --html pages)
 
-MUTANTS += ANSWER_MUTANTS + LEARNER_MUTANTS + VERIFIER_MUTANTS + MODEL_MUTANTS + RESUME_MUTANTS
+MUTANTS += ANSWER_MUTANTS + LEARNER_MUTANTS + VERIFIER_MUTANTS + MODEL_MUTANTS + RESUME_MUTANTS + PAGE_MUTANTS

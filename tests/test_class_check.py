@@ -120,7 +120,11 @@ def rename_loops(folder):
             path.rename(path.with_name("mine-" + path.name))
 
 
-class ClassCheckTest(SharedWorkspaceTestCase):
+class RealClassTestCase(SharedWorkspaceTestCase):
+    """A class of real submissions (honest ones packed every way, packaging mistakes, hostile ZIPs, damaged work,
+    copies, odd names) checked once, in-process, with the outputs OUTPUTS names; its tests read what it wrote."""
+    OUTPUTS = ("--report", "全班.md", "--csv", "全班.csv", "--feedback", "反馈")
+
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
@@ -137,8 +141,7 @@ class ClassCheckTest(SharedWorkspaceTestCase):
         cls.made, cls.class_dir = made, cls.root / "交作业"
         cls.build_class()
         cls.checked = []
-        cls.code, cls.stdout, cls.stderr = in_process(cls.root, "--class", "交作业", "--report", "全班.md",
-                                                      "--csv", "全班.csv", "--feedback", "反馈", checked=cls.checked)
+        cls.code, cls.stdout, cls.stderr = in_process(cls.root, "--class", "交作业", *cls.OUTPUTS, checked=cls.checked)
 
     @classmethod
     def make_records(cls, destination, loops, pack=None):
@@ -244,6 +247,9 @@ class ClassCheckTest(SharedWorkspaceTestCase):
         """The findings of STUDENT's reasons, in the row's order (the cause of each)."""
         return [reason.finding for item in self.checked if item.row["student"] == student for reason in item.reasons]
 
+
+
+class ClassCheckTest(RealClassTestCase):
     def test_every_entry_is_one_row_in_code_point_order(self):
         lines = self.lines()
         self.assertEqual({line["student"]: line["result"] for line in lines}, self.expected())

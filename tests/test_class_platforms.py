@@ -1,11 +1,12 @@
 """Tests of the class check on downloads as each platform hands them over, with a roster, grades and feedback.
 
 Records are made once (loop_lab in-process in a copy of the workspace): six honest loops, the same plus an extra
-`slow` loop interrupted by Ctrl-C, and six loops run on course files of an earlier release. A class folder is then
-laid out as Moodle, Canvas, Blackboard (receipts, two attempts, a receipt with nothing uploaded) and GitHub Classroom
-name their downloads, plus a teacher's list at the top; a second class is Moodle's download-all ZIP with its grading
-worksheet, round-tripped through --grades and --feedback-zip; Canvas's gradebook, GitHub Classroom's roster and a
-plain list are rosters too. Each test reads what the check printed and wrote, as the platform would read it.
+`slow` loop interrupted by Ctrl-C and a `repair` loop interrupted as its first child ended, and six loops run on
+course files of an earlier release. A class folder is then laid out as Moodle, Canvas, Blackboard (receipts, two
+attempts, a receipt with nothing uploaded) and GitHub Classroom name their downloads, plus a teacher's list at the
+top; a second class is Moodle's download-all ZIP with its grading worksheet, round-tripped through --grades and
+--feedback-zip; Canvas's gradebook, GitHub Classroom's roster and a plain list are rosters too. Each test reads what
+the check printed and wrote, as the platform would read it.
 """
 import csv
 import io
@@ -15,6 +16,7 @@ import zipfile
 from pathlib import Path
 from unittest import mock
 
+import harness
 from classroom import releases
 from tests import test_class_check as class_tests
 from tests.test_class_check import HONEST, SIX_CASES, in_process
@@ -25,6 +27,11 @@ from verifier import findings
 
 def interrupt(seconds):
     raise KeyboardInterrupt  # Ctrl-C while the slow scenario's stand-in tool waits
+
+
+def interrupt_after_child(root, name, sample):
+    harness.run_harness(root, name, sample)
+    raise KeyboardInterrupt  # Ctrl-C after the child ended, before the loop wrote its attempt's end
 
 
 RECEIPT = "Name: {name} ({user})\nAssignment: 作业14\nDate Submitted: {time}\n\nFiles:\n\tOriginal filename: x.zip\n"
@@ -47,7 +54,8 @@ class PlatformsTest(SharedWorkspaceTestCase):
         super().setUpClass()
         cls.made = made = cls.root / "made"
         class_tests.ClassCheckTest.make_records.__func__(cls, made / "honest", HONEST)
-        extra = (*HONEST, ("slow-01", "slow", {"sleep": interrupt}))
+        extra = (*HONEST, ("slow-01", "slow", {"sleep": interrupt}),
+                 ("late-01", "repair", {"run_child": interrupt_after_child}))
         class_tests.ClassCheckTest.make_records.__func__(cls, made / "interrupted", extra)
         task = cls.root / "docs" / "loop" / "TASK.md"
         original = task.read_bytes()
@@ -152,10 +160,12 @@ class PlatformsTest(SharedWorkspaceTestCase):
     def test_an_honest_interrupted_extra_loop_is_a_note_not_a_hold_back(self):
         wangwu = self.row("王五")
         self.assertEqual((wangwu["result"], wangwu["loops"], wangwu["cases"]),
-                         ("pass", 7, dict.fromkeys(SIX_CASES, "pass")))
-        (note,) = [(kind, note) for kind, note in zip(wangwu["note_kinds"], wangwu["notes"]) if "slow-01" in note]
-        self.assertEqual(note[0], "cut_short")
-        self.assertIn("interrupted/keyboard_interrupt", note[1])
+                         ("pass", 8, dict.fromkeys(SIX_CASES, "pass")))
+        for loop in ("slow-01", "late-01"):  # stopped before its child began, and after it ended
+            with self.subTest(loop=loop):
+                (note,) = [(kind, note) for kind, note in zip(wangwu["note_kinds"], wangwu["notes"]) if loop in note]
+                self.assertEqual(note[0], "cut_short")
+                self.assertIn("interrupted/keyboard_interrupt", note[1])
 
     def test_an_older_version_is_said_once_and_never_as_altered(self):
         sun = self.row("孙八")

@@ -318,13 +318,13 @@ def ending(check):
         lines = [f"第 {count + 1} 轮", f"  预算检查：第 {count + 1} 次尝试，上限 {record['budget']['max_attempts']} 次"
                  f"{calls_used(check, count + 1)}：可以开始", *model_lines(check, count + 1), *([ended] if ended else [])]
     lines += levels_line(check)
-    if proposed and proposed == (status, reason, record["error_type"]):
+    judged, supported = evidence_stop(check)
+    if judged == "proposed":
         return lines + [f"停止：{stop(status, reason)}，由最后一次提议的记录推出，与循环的记录相同", *expectation(record, count)]
-    if status in UNJUDGED or (type(reason) is str and reason in UNJUDGED):  # a forged reason may be any JSON
+    if judged == "unjudged":
         child = check.show(record["attempts"][-1]["child_run"]) if count else ""
         why = (UNJUDGED.get(status) or UNJUDGED[reason]).format(child=child)
         return lines + [f"停止：{stop(status, reason)}（{why}）：不按情景预期判断，交给人"]
-    supported = DECISION_STOPS[last[1]] if last and last[0] == "stop" else boundary_stop(record, count)
     if supported is None:
         return lines + ["停止：证据不支持停下，循环本应继续",
                         Differs(Finding("differs_stop_went_on", stop=stop(status, reason), count=count), indent="")]
@@ -332,6 +332,22 @@ def ending(check):
         return lines + [f"停止：证据支持 {'/'.join(supported)}",
                         Differs(Finding("differs_stop", stop=stop(status, reason)), indent="")]
     return lines + [f"停止：{stop(status, reason)}，共 {count} 次尝试，与循环的记录相同", *expectation(record, count)]
+
+
+def evidence_stop(check):
+    """What the evidence says of CHECK's stop, as (how, stop): ("proposed", (status, reason)) a model loop's last
+    proposal supports the recorded stop; ("unjudged", None) no table can judge it (running, interrupted, unexpected, a
+    timeout); ("supports", (status, reason)) the stop the children and budgets support; ("supports", None) none: the
+    loop should have gone on."""
+    record, count = check.record, len(check.rounds)
+    status, reason = record["status"], record["reason"]
+    proposed = check.proposal_stop()
+    if proposed and proposed == (status, reason, record["error_type"]):
+        return "proposed", (status, reason)
+    if status in UNJUDGED or (type(reason) is str and reason in UNJUDGED):  # a forged reason may be any JSON
+        return "unjudged", None
+    last = check.rounds[-1].derived if check.rounds else None
+    return "supports", DECISION_STOPS[last[1]] if last and last[0] == "stop" else boundary_stop(record, count)
 
 
 def boundary_round(record, count):
