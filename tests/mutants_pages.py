@@ -39,7 +39,8 @@ PAGE_MUTANTS = [
          tests=("tests.test_findings", "tests.test_verify_loop")),
     # --- the class check by kinds (classroom/check.py, classroom/report.py) ------------------------------------
     dict(id="class-contradiction-unknown", file="classroom/check.py",
-         original='CONTRADICTIONS = {"stop_unsupported", "stop_contradicted", "decision_contradicted", "last_stop_contradicted"}',
+         original='CONTRADICTIONS = {"stop_unsupported", "stop_contradicted", "decision_contradicted", '
+                  '"last_stop_contradicted"}',
          replacement='CONTRADICTIONS = {"stop_unsupported", "decision_contradicted", "last_stop_contradicted"}',
          promise="与证据矛盾的停止（stop_contradicted）排在一行原因的最前面",
          tests=CLASS),
@@ -90,7 +91,8 @@ PAGE_MUTANTS = [
          promise="链接只指向存在的、核对之后还在的文件（ZIP 里的路径只是文字）",
          tests=PAGES),
     dict(id="page-scripts-allowed", file="verifier/page.py",
-         original='CSP = "default-src \'none\'; style-src \'unsafe-inline\'; img-src data:; base-uri \'none\'; form-action \'none\'"',
+         original='CSP = "default-src \'none\'; style-src \'unsafe-inline\'; img-src data:; base-uri \'none\'; '
+                  'form-action \'none\'"',
          replacement='CSP = "style-src \'unsafe-inline\'"',
          promise="网页的 Content-Security-Policy 不允许脚本，也不允许任何请求",
          tests=PAGES),
