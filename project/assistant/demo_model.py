@@ -183,7 +183,7 @@ def ranked_candidates(searches, question) -> list:
     if mostly_unknown(index, topic):
         return []
     about = [hit for hit in candidates.values()  # a note that only uses the question's words in passing is no hit
-             if hit.get("note_id") not in by_id or index.about(by_id[hit["note_id"]], topic)]
+             if hit.get("note_id") not in by_id or index.carries(by_id[hit["note_id"]], topic)]
     scored = [(answer_score(index, by_id[hit["note_id"]], question, weights) if hit.get("note_id") in by_id else 0.0,
                -order, hit)
               for order, hit in enumerate(about)]
