@@ -134,7 +134,8 @@ class Index:
         self.named = {note.id: set(terms(note._norm_aliases) + terms(note._norm_title)) for note in self.notes}
         self.sentence_terms = {note.id: [set(terms(normalize(sentence))) for sentence in sentences(note.body)]
                                for note in self.notes}
-        self.letters = set(_LETTER_WORD.findall(" ".join(note._norm_title + " " + note._norm_body for note in self.notes)))
+        self.letters = {letter for note in self.notes  # the letters notes write as words: k of "前 k 条"
+                        for letter in _LETTER_WORD.findall(f"{note._norm_title} {note._norm_body}")}
         self.characters = set("".join(note._norm_title + note._norm_body + note._norm_aliases for note in self.notes))
         # a two-character term seen once in all the notes is more often where two words meet than a word;
         # not one an alias line names: an alias is a word learners use (变好、评测), never a seam
@@ -244,15 +245,18 @@ class Index:
         return any(weight >= UNKNOWN_WORD_WEIGHT and not self.known(term) for term, weight in weights.items())
 
     def _named_words(self, note, weights, latin=True) -> list:
-        """The query's words NOTE is about each by itself (`about`): named, Latin (unless not LATIN: then a Latin
-        word counts as any word, named or used again), a learner's word, used again."""
+        """The query's words NOTE is about each by itself (`about`): one its title or alias line names, a learner's
+        word of SYNONYMS, one it uses TOPIC_USES times, and any Latin word it holds (unless not LATIN: then a Latin
+        word is a word like the others, "Python" said once in passing)."""
         counted, named = self.counts[note.id], self.named[note.id]
         found = []
         for term, weight in weights.items():
             held = [other for other in alternatives(term) if counted.get(other)]
-            if weight > 0 and held and (any(other in named for other in held) or (latin and term.isascii()) or ((
-                    len(term) == 2 or term.isascii()) and (
-                    len(alternatives(term)) > 1 or any(counted[other] >= TOPIC_USES for other in held)))):
+            if weight <= 0 or not held:
+                continue
+            word = len(term) == 2 or term.isascii()  # a lone character counts only as a name
+            if any(other in named for other in held) or (latin and term.isascii()) or word and (
+                    len(alternatives(term)) > 1 or any(counted[other] >= TOPIC_USES for other in held)):
                 found.append(term)
         return found
 
