@@ -75,6 +75,8 @@ class CarriesTest(unittest.TestCase):
         self.assertTrue(index.carries(note, {"苹果": 1.0, "拿回": below}))  # a chatty word the notes lack
         self.assertFalse(index.carries(note, {"苹果": 1.0, "拿回": ranking.UNKNOWN_WORD_WEIGHT}))
         self.assertFalse(index.names_unknown({"梨子": 5.0}))  # heavy, but a note holds it
+        self.assertTrue(index.names_unknown(index.topic("篮球比赛的苹果")))  # four characters no note holds: two words
+        self.assertFalse(index.names_unknown(index.topic("红烧的苹果")))  # two: one word, as light as 拿回来
 
     def test_two_words_are_apart(self):
         index = index_of(self.FRUIT)
@@ -82,6 +84,8 @@ class CarriesTest(unittest.TestCase):
         heavy = {"rust": ranking.UNKNOWN_WORD_WEIGHT}
         self.assertFalse(index.carries(note, {"苹果": 1.0, "果香": 1.0, **heavy}))  # two bigrams of one word
         self.assertTrue(index.carries(note, {"苹果": 1.0, "桌子": 1.0, "香甜": 1.0, **heavy}))  # said together
+        names = index_of("# 格式\n\n字段要写清楚。\n别名：json、schema\n")
+        self.assertTrue(names.carries(names.notes[0], {"json": 1.0, "schema": 1.0, **heavy}))  # both hold an s
 
     def test_a_latin_word_said_once_is_in_passing_here(self):
         index = index_of(self.FRUIT, "# 桌子\n\nPython 与 python。梨子很甜，梨子很脆。\n")
