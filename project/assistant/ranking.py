@@ -19,8 +19,10 @@ note that happens to share one common word with it; after exact-phrase hits, a r
 hold every term. What the offline demo answers by is stricter, the question's topic: `Index.topic` weighs the words
 no note holds by their length ("提高睡眠质量" is three words the notes lack, not one), and `Index.about` tells
 whether a note is about the question at all (a word it names or keeps using, or two of its words in one sentence,
-never a word it uses once in passing). Shared with: `notes.search` (`ranked_hits`; `best_sentence` gives the
-snippet), `demo_model` (`index_of`, `Index.score`: the BM25 part of choosing a note; `Index.topic`, `Index.about`;
+never a word it uses once in passing); `Index.carries` adds that a question naming a thing no note holds (C++, Rust,
+four characters the notes lack) needs a note about two of its words: one shared title word ("引用" in "C++ 的引用和
+指针有什么区别？") is used in another sense. Shared with: `notes.search` (`ranked_hits`; `best_sentence` gives the
+snippet), `demo_model` (`index_of`, `Index.score`: the BM25 part of choosing a note; `Index.topic`, `Index.carries`;
 `has_subject`, also `followup`'s), `passages` (`terms`, `note_terms`, `alternatives`). The rules are written out in
 docs/assistant/DESIGN.md.
 """
