@@ -177,8 +177,9 @@ ANSWER_MUTANTS = [
          promise="一个共有的标题词带不走说了笔记没有的名字的问题（“Rust 的所有权和引用怎么理解？”）",
          tests=SENSE),
     dict(id="carries-no-sentence-together", file=RANKING,
-         original="        return _apart(self._named_words(note, weights, latin=False)) or self._said_together(note, weights)",
-         replacement="        return _apart(self._named_words(note, weights, latin=False))",
+         original="        return _apart(self._named_words(note, weights, latin=False)) or self._said_together("
+                  "note, weights)\n",
+         replacement="        return _apart(self._named_words(note, weights, latin=False))\n",
          promise="笔记的一句话同时说了问题的两个词，也算讲到两个词",
          tests=SENSE),
     dict(id="carries-latin-in-passing-counts", file=RANKING,
