@@ -23,7 +23,7 @@ import export_review
 import harness
 import loop_lab
 from machinery import resume
-from tests.support import PYTHON, not_on_windows
+from tests.support import PYTHON, kinds_in, not_on_windows
 from tests.test_loop_lab import LoopTestCase
 
 
@@ -135,6 +135,23 @@ class InterruptionPointTest(ResumeTestCase):
                          ("done", "failed", "ValidationError", child["finished_at"]))
         self.assertEqual(first["finished_offset"], record["segments"][0]["elapsed_seconds"])  # the segment's end
         self.assertEqual(first["decision"]["reason"], "first_failure")
+
+    def test_slow_killed_after_its_child_ran_on_past_its_segments_last_reading(self):
+        # killed outright (the record left running) once slow's child finished: the 3 s wait and the child ran after
+        # the last reading the segment saved, so their wall times are no clock step and a child of any length fits
+        with contextlib.suppress(SystemExit), contextlib.redirect_stderr(io.StringIO()):
+            loop_lab.run_loop(self.root, "ran-on", "slow", **self.clocks.options(
+                check_child=mock.Mock(side_effect=SystemExit)))
+        verdict = self.verdict("ran-on")
+        self.assertEqual((verdict["result"], {"clock_slept", "clock_set_back"} & set(kinds_in(verdict))),
+                         ("needs_human", set()), verdict)
+        child = self.root / "runs" / "ran-on-01" / "run.json"
+        run = json.loads(child.read_text(encoding="utf-8"))
+        child.write_text(json.dumps(dict(run, duration_seconds=0.5)), encoding="utf-8")  # a slow machine's harness
+        record, code = self.resume("ran-on", gap=5)
+        self.assertEndsAsUninterrupted("ran-on", record, code, ("needs_review", "mechanical_pass", 2, 0),
+                                       ["ran-on-01", "ran-on-02"])
+        self.assertEqual(record["attempts"][0]["resume"]["found"], "complete_child")
 
     def test_stuck_cut_after_its_first_child_still_stalls_after_two(self):
         self.cut_after_child("stuck-cut", "stuck")
