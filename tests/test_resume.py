@@ -320,6 +320,19 @@ class RefusalTest(ResumeTestCase):
         sample.write_bytes(sample.read_bytes() + b"\n")
         self.assertRefused("changed", "循环开始后这些受监视的文件变了：samples/valid.json")
 
+    def test_a_resume_that_could_not_begin_says_the_record_stays(self):
+        self.cut_in_wait("not-begun")
+        before = self.snapshot()
+        for cause, code, line in ((KeyboardInterrupt, 130, "interrupted"), (PermissionError(13, "denied", "x"), 1,
+                                                                            "needs_human")):
+            with self.subTest(cause=cause), mock.patch.object(resume, "verifier_problems", side_effect=cause):
+                exit_code, stdout, stderr = self.main("--resume", "not-begun")
+            self.assertEqual((exit_code, json.loads(stdout)["status"], self.snapshot()), (code, line, before))
+            self.assertIn("续跑", stderr)  # the wording guarded: a resume, its loop named, nothing created or left
+            self.assertIn("循环 not-begun 的记录原样留着", stderr)
+            self.assertNotIn("没有创建任何记录", stderr)
+            self.assertNotIn("什么记录都没有留下", stderr)
+
     def test_a_forged_interrupted_record_fails_the_verifier_first(self):
         self.cut_after_child("forged")
         path = self.root / "loop-runs" / "forged" / "loop.json"
