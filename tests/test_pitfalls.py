@@ -28,7 +28,7 @@ from classroom import hand_in, pitfalls, releases
 from tests.support import PYTHON, not_on_windows
 from tests.test_hand_in import HONEST
 from tests.test_loop_lab import SharedWorkspaceTestCase
-from verifier.records import CourseFiles, combined_fingerprint
+from verifier.records import SCHEMA, CourseFiles, combined_fingerprint
 from verifier.findings import Finding
 
 
@@ -143,6 +143,30 @@ class EditedCourseFileTest(PitfallTestCase):
         with mock.patch.object(releases, "_known", {}):  # no loop here recorded a release: nothing tells which
             self.assertIsNone(pitfalls.edited(workspace, CourseFiles(workspace)))
 
+
+    def test_a_course_file_edited_before_any_loop_ran_is_named_from_this_versions_line(self):
+        workspace = self.workspace("edited-first")
+        for folder in ("loop-runs", "runs"):
+            shutil.rmtree(workspace / folder)
+        task = workspace / "docs" / "loop" / "TASK.md"
+        original = task.read_bytes()
+        task.write_bytes(original + "\n我的笔记\n".encode("utf-8"))
+        quietly(loop_lab.run_loop, workspace, "repair-01", "repair")  # recorded the edited file: no release
+        line = {"release": "2026-12-01（本课）", "schema": SCHEMA, "files": CourseFiles(self.root).entries()}
+        out = workspace.parent / "张三.zip"
+        with mock.patch.object(releases, "_known", {"e" * 64: dict(line, release="更早"), self.release: line}):
+            code, stdout, stderr = self.pack(workspace, out)
+            self.assertEqual((code, stdout, out.exists()), (2, "", False))
+            self.assertIn("docs/loop/TASK.md 与课程发布时的原样（2026-12-01（本课））不同。改动在运行任何循环之前", stderr)
+            self.assertIn("改动之后运行的 1 个循环（repair-01）用的是改过的文件", stderr)
+            task.write_bytes(original)
+            code, stdout, stderr = self.pack(workspace, out)  # restored: packed, and that loop fails as at the teacher's
+            self.assertEqual((code, self.assertSameRowAsTheTeacher(stdout, out)["result"]), (1, "fail"), stderr)
+        for table in ({self.release: dict(line, files=None)}, {self.release: dict(line, schema="loop-run/3")},
+                      {self.release: line, "d" * 64: {"release": "今天的版本", "schema": SCHEMA}}):
+            with self.subTest(table), mock.patch.object(releases, "_known", table):  # no line keeps today's files
+                task.write_bytes(original + b"\n")
+                self.assertIsNone(pitfalls.edited(workspace, CourseFiles(workspace)))
 
     def test_of_the_releases_the_loops_recorded_the_latest_is_the_reference(self):
         workspace = self.workspace()
