@@ -84,8 +84,10 @@ LEARNER_MUTANTS = [
          promise="只有写今天这种记录格式的发布版本才是这一版：旧格式的一行不拿来对照",
          tests=("tests.test_pitfalls",)),
     dict(id="pack-edited-first-older-line", file="classroom/releases.py",
-         original='            return (release["release"], files) if kept and type(release["release"]) is str else None\n',
-         replacement='            if kept and type(release["release"]) is str:\n                return release["release"], files\n',
+         original=('            return (release["release"], files) if kept and type(release["release"]) is str '
+                   'else None\n'),
+         replacement=('            if kept and type(release["release"]) is str:\n'
+                      '                return release["release"], files\n'),
          promise="这一版的一行没有记下文件时什么都不说，不拿更早版本的文件来对照",
          tests=("tests.test_pitfalls",)),
     dict(id="release-line-keeps-no-files", file="classroom/releases.py",

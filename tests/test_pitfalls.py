@@ -160,7 +160,7 @@ class EditedCourseFileTest(PitfallTestCase):
             self.assertIn("docs/loop/TASK.md 与课程发布时的原样（2026-12-01（本课））不同。改动在运行任何循环之前", stderr)
             self.assertIn("改动之后运行的 1 个循环（repair-01）用的是改过的文件", stderr)
             task.write_bytes(original)
-            code, stdout, stderr = self.pack(workspace, out)  # restored: packed, and that loop fails as at the teacher's
+            code, stdout, stderr = self.pack(workspace, out)  # restored: packed; that loop fails at the teacher's
             self.assertEqual((code, self.assertSameRowAsTheTeacher(stdout, out)["result"]), (1, "fail"), stderr)
         for table in ({self.release: dict(line, files=None)}, {self.release: dict(line, schema="loop-run/3")},
                       {self.release: line, "d" * 64: {"release": "今天的版本", "schema": SCHEMA}}):
