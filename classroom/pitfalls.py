@@ -11,9 +11,10 @@ Part of verify_loop's --pack (classroom/hand_in.py asks, in this order):
   docs/loop/EXERCISES.md has, which belong in the exercises' copy. The row the teacher would give without them is
   worked out in a scratch copy of the evidence; when they change the result nothing is packed, and the commands that
   move them out of the workspace (kept, not deleted) are said for each shell.
-- a deleted child (`missing_children`) or a deleted loop (the class check's own note on the row, `Workspace.orphans`):
-  what is missing, and a copy to put back (the exercises' copy or another folder beside the workspace, an earlier
-  hand-in ZIP) or, without one, what the row will say.
+- a deleted child (`missing_children`: not one an attempt cut off before its folder was made never had) or a deleted
+  loop (the class check's own note on the row, `Workspace.orphans`): what is missing, and a copy to put back (the
+  exercises' copy or another folder beside the workspace, an earlier hand-in ZIP) or, without one, what the row will
+  say.
 
 Each finding is data (a namedtuple); its sentences are made in `say_*` only. Imports nothing of what it checks. Shares:
 cli.py's plumbing (capped reading, paths shown from here), verifier/records.py (the course files and their hashing,
@@ -234,11 +235,19 @@ def missing_children(root, out):
             child = entry.get("child_run") if type(entry) is dict else None
             if type(child) is not str or not child.startswith("runs/") or "/" in child[len("runs/"):]:
                 continue
-            if not os.path.lexists(Path(root) / child):
+            if not os.path.lexists(Path(root) / child) and not never_made(entry):
                 places = places if places is not None else copy_places(root, out)
                 witness = (f"loop-runs/{name}/loop.json", record.get("id"))
                 found.append(Missing(name, entry.get("attempt"), child, copy_of(child, witness, places)))
     return found
+
+
+def never_made(entry):
+    """Attempt ENTRY was cut off (Ctrl-C, a killed process) before its child folder may have been made, and no resume
+    found one: no child is no deleted evidence (the check makes it a note, or a person's call, never a fail)."""
+    judged = entry.get("resume")
+    found = judged.get("found") if type(judged) is dict else None
+    return entry.get("state") in ("unknown", "running") and found in (None, "no_child")
 
 
 def orphaned_loops(root):

@@ -256,6 +256,23 @@ class DeletedEvidenceTest(PitfallTestCase):
         code, stdout, stderr = self.pack(workspace, workspace.parent / "张三-2.zip")
         self.assertEqual((code, json.loads(stdout)["result"]), (0, "pass"), stderr)
 
+    def test_an_attempt_cut_before_its_child_was_made_is_no_deleted_child(self):
+        workspace = self.workspace()
+        shutil.rmtree(workspace / "loop-runs" / "stuck-01")  # a row that is no pass: what is gone is looked for
+        for child in (workspace / "runs").glob("stuck-01-*"):
+            shutil.rmtree(child)
+        quietly(loop_lab.run_loop, workspace, "slow-01", "slow", sleep=mock.Mock(side_effect=KeyboardInterrupt))
+        out = workspace.parent / "张三.zip"
+        code, stdout, stderr = self.pack(workspace, out)
+        row = self.assertSameRowAsTheTeacher(stdout, out)
+        self.assertEqual((code, row["result"], row["note_kinds"]), (1, "incomplete", ["cut_short"]), stderr)
+        self.assertEqual(pitfalls.missing_children(workspace, out), [])
+        record_file = workspace / "loop-runs" / "slow-01" / "loop.json"
+        record = json.loads(record_file.read_bytes())
+        record["attempts"][0]["state"] = "done"  # as if it had finished: then its child is evidence deleted
+        record_file.write_text(json.dumps(record), encoding="utf-8")
+        self.assertEqual([gone.child for gone in pitfalls.missing_children(workspace, out)], ["runs/slow-01-01"])
+
     def test_a_classmates_copy_is_never_offered_but_an_earlier_hand_in_is(self):
         workspace = self.workspace()
         classmate = workspace.parent / "李四的工作区"
