@@ -396,6 +396,31 @@ class LockTest(ResumeTestCase):
             lock.release()
 
 
+class UnknownNameTest(ResumeTestCase):
+    """A mistyped name, in a workspace of its own: the loops here that a resume could continue are named."""
+
+    def refused(self, name):
+        code, stdout, stderr = self.main("--resume", name)
+        self.assertEqual((code, stdout), (2, ""), stderr)
+        return stderr.split("（名称不区分大小写）；", 1)[1].split("。", 1)[0]
+
+    def test_the_loops_that_could_be_resumed_are_named(self):
+        self.assertEqual(self.refused("cut-l"), "这里没有可以续跑的循环")
+        self.loop("done", "semantic")
+        self.cut_in_wait("model-like")
+        record_file = self.root / "loop-runs" / "model-like" / "loop.json"
+        record = json.loads(record_file.read_text(encoding="utf-8"))
+        self.assertEqual(record["status"], "interrupted")
+        record_file.write_text(json.dumps(dict(record, scenario="model")), encoding="utf-8")  # never resumed
+        for number in range(1, 6):  # five are named
+            self.cut_in_wait(f"cut-{number}")
+        import shutil
+        shutil.copytree(self.root / "loop-runs" / "cut-1", self.root / "loop-runs" / "cut-1 - 副本")  # no loop of its own
+        self.assertEqual(self.refused("cut-l"), "这里可以续跑的是：cut-1、cut-2、cut-3、cut-4、cut-5")
+        self.cut_in_wait("cut-6")
+        self.assertEqual(self.refused("cut-l"), "这里可以续跑的是：cut-1、cut-2、cut-3、cut-4、cut-5 等 6 个")
+
+
 class RealSignalTest(ResumeTestCase):
     """A loop whose attempt waits (its child runner sleeps) in a real process, cut by a real signal."""
     DRIVER = ("import sys, time, loop_lab\n"
