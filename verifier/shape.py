@@ -87,6 +87,8 @@ def field_checks(record, name, schema=CURRENT):
     calls = record["actual_api_calls"]
     segments = [(segments_ok(record), "segments_wrong", {"value": record.get("segments")}, True)
                 ] if "segments" in schema.keys else []
+    if schema.calls_model and type(record.get("segments")) is list:  # its proposals lived in its one process
+        segments.append((len(record["segments"]) <= 1, "model_segments", {"count": len(record["segments"])}, False))
     return segments + [
         (record["schema"] == schema.name, "schema_wrong", {"value": record["schema"], "expected": schema.name}, True),
         (type(record["id"]) is str and bool(RECORD_ID.fullmatch(record["id"])), "id_wrong", {"value": record["id"]},
