@@ -316,6 +316,23 @@ class LoopPageTest(SelfContained, SharedWorkspaceTestCase):
         for target in targets:
             self.assertTrue(os.path.lexists(target), target)
 
+    def test_a_record_of_any_shape_still_gets_its_page(self):
+        self.renamed("permission-01", "shapeless")
+        record = self.root / "loop-runs" / "shapeless" / "loop.json"
+        original = record.read_bytes()
+        for path in ("loop-runs/shapeless", "shapeless.html"):
+            self.addCleanup(lambda path=self.root / path: shutil.rmtree(path) if path.is_dir() else path.unlink())
+        for change in ({"attempts": 2.5}, {"attempts": "runs/x-01"}, {"blocked_proposal": None},
+                       {"blocked_proposal": ["publish"]}, {"handoff": {"inspect": 3, "done": {}}}):
+            with self.subTest(change=change):
+                record.write_bytes(original)
+                forge(record, lambda rec: rec.update(change))
+                code, _, stderr = in_process(self.root, "loop-runs/shapeless", "--explain", "--html", "shapeless.html")
+                page = Page((self.root / "shapeless.html").read_text(encoding="utf-8"))
+                self.assertEqual(code, 1, stderr)
+                self.assertNotIn("check_crashed", page.kinds())
+                self.assertNotIn("无法逐轮说明的内容", stderr)  # --explain's own safety net
+
     def test_evidence_that_is_gone_is_named_as_text_never_linked(self):
         self.renamed("repair-01", "gone")
         shutil.rmtree(self.root / "runs" / "gone-01")

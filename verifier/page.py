@@ -258,7 +258,8 @@ def child_link(check, round_, page_dir):
 def handoff_part(record, check, page_dir):
     """Each attempt's feedback, as recorded, and the hand-off to a person, its files linked where they are."""
     parts = []
-    feedback = [(entry.get("attempt"), entry.get("feedback")) for entry in record.get("attempts") or []
+    attempts = record.get("attempts") if type(record.get("attempts")) is list else []  # the verdict says why not
+    feedback = [(entry.get("attempt"), entry.get("feedback")) for entry in attempts
                 if type(entry) is dict and type(entry.get("feedback")) is dict]
     if feedback:
         parts += ["<h3>反馈</h3><ul>"] + [f"<li>第 {text(number)} 次尝试：{text(said.get('error_type'))}："

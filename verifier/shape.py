@@ -233,7 +233,8 @@ def judged_problem(where, judged, state):
     adopted, as it was for an attempt that had finished."""
     if judged is None:
         return None
-    if not (type(judged) is dict and sorted(judged) == sorted(RESUME_KEYS) and judged["found"] in FOUND
+    if not (type(judged) is dict and sorted(judged) == sorted(RESUME_KEYS) and type(judged["found"]) is str
+            and judged["found"] in FOUND
             and (judged["run_status"] is None or judged["run_status"] in CHILD_STATUSES)
             and is_int(judged["segment"]) and judged["segment"] >= 2):
         return Finding("resume_shape", where=where, value=judged, keys=list(RESUME_KEYS), found=list(FOUND))
