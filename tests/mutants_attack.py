@@ -1,6 +1,7 @@
 """The mutants of the rules an attack on the resume and the pages added, joined to tests/mutants.py's list (the same
 fields): no other output of the class check is one of --feedback's files (a student would receive the class's
-grades, report or page as their own feedback), and a model loop's record runs in one segment (it is never resumed).
+grades, report or page as their own feedback), a model loop's record runs in one segment (it is never resumed), and a
+record of any shape gets its page, its account and a judgement's shape checked without a safety net.
 """
 ATTACK_MUTANTS = [
     dict(id="feedback-file-clash-unchecked", file="classroom/upload.py",
@@ -28,4 +29,19 @@ ATTACK_MUTANTS = [
          replacement='    if False:',
          promise="model 情景的循环从不续跑：记录里有两段及以上就是 fail",
          tests=("tests.test_verify_model",)),
+    dict(id="page-attempts-any-iterable", file="verifier/page.py",
+         original='    attempts = record.get("attempts") if type(record.get("attempts")) is list else []',
+         replacement='    attempts = record.get("attempts") or []',
+         promise="记录的 attempts 不是列表时照样写出网页，不出 traceback",
+         tests=("tests.test_pages",)),
+    dict(id="explain-blocked-proposal-trusted", file="verifier/explain.py",
+         original="        blocked = record[\"blocked_proposal\"] if type(record[\"blocked_proposal\"]) is dict else {}",
+         replacement="        blocked = record[\"blocked_proposal\"]",
+         promise="permission 停止的记录没有被拦下的提议时，--explain 照样逐轮说明",
+         tests=("tests.test_pages",)),
+    dict(id="resume-found-hashed-unchecked", file="verifier/shape.py",
+         original='sorted(RESUME_KEYS) and type(judged["found"]) is str\n',
+         replacement='sorted(RESUME_KEYS)\n',
+         promise="续跑判断的 found 不是字符串时由形状检查判 fail（resume_shape），不靠兜底",
+         tests=("tests.test_verify_resumed",)),
 ]
