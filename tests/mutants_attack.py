@@ -44,4 +44,9 @@ ATTACK_MUTANTS = [
          replacement='sorted(RESUME_KEYS)\n',
          promise="续跑判断的 found 不是字符串时由形状检查判 fail（resume_shape），不靠兜底",
          tests=("tests.test_verify_resumed",)),
+    dict(id="resume-lock-error-escapes", file="machinery/resume.py",
+         original='    except OSError as exc:  # a folder in its place, no permission: nothing is touched, the file is named',
+         replacement='    except ZeroDivisionError as exc:',
+         promise="续跑时锁文件打不开（例如那里是一个文件夹）：退出 2，说出文件，什么都不写",
+         tests=("tests.test_resume",)),
 ]

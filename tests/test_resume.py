@@ -321,6 +321,12 @@ class RefusalTest(ResumeTestCase):
             lock.release()
         self.assertEqual(self.resume("busy")[0]["status"], "needs_review")
 
+    def test_a_lock_file_that_cannot_be_opened_is_a_refusal(self):
+        self.cut_in_wait("blocked")
+        (self.root / "loop-runs" / ".held-blocked").unlink()
+        (self.root / "loop-runs" / ".held-blocked").mkdir()  # a folder in its place (or no permission to open it)
+        self.assertRefused("blocked", "loop-runs/.held-blocked", "IsADirectoryError")
+
     def test_an_older_schema_cannot_carry_segments(self):
         self.cut_in_wait("older")
         path = self.root / "loop-runs" / "older" / "loop.json"
