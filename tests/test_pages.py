@@ -348,6 +348,30 @@ class LoopPageTest(SelfContained, SharedWorkspaceTestCase):
         self.assertIn("runs/gone-01", page.text())
 
 
+class LinkedEvidenceTest(SelfContained, SharedWorkspaceTestCase):
+    def test_nothing_reached_through_a_link_is_linked(self):
+        # a submission's link (its entry, a child folder) may point at another student's work or the teacher's files
+        RealClassTestCase.make_records.__func__(self, self.root / "made", HONEST[:1])
+        outside = self.root / "made"
+        student = shutil.copytree(outside, self.root / "linked" / "张三")
+        try:
+            shutil.rmtree(student / "runs" / "repair-01-01")
+            os.symlink(outside / "runs" / "repair-01-01", student / "runs" / "repair-01-01", target_is_directory=True)
+            os.symlink(outside, self.root / "linked" / "李四", target_is_directory=True)
+        except (OSError, NotImplementedError):  # Windows without the privilege
+            self.skipTest("这里不能创建符号链接")
+        code, _, stderr = in_process(self.root, "--class", "linked", "--html", "linked.html")
+        self.assertEqual(code, 1, stderr)
+        targets = self.targets(self.assertSelfContained(self.root / "linked.html"), self.root / "linked.html")
+        self.assertIn(student / "runs" / "repair-01-02", targets)  # the real evidence is linked
+        code, _, stderr = in_process(self.root, "linked/张三/loop-runs/repair-01", "--html", "loop.html")
+        self.assertEqual(code, 1, stderr)
+        loop_targets = self.targets(self.assertSelfContained(self.root / "loop.html"), self.root / "loop.html")
+        self.assertIn(student / "runs" / "repair-01-02", loop_targets)
+        for target in targets + loop_targets:
+            self.assertTrue(Path(os.path.realpath(target)).is_relative_to(os.path.realpath(student)), target)
+
+
 class PageTargetTest(SharedWorkspaceTestCase):
     """Where a page may be written: as every other output, known by its first line, refused before anything."""
 
