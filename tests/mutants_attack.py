@@ -64,4 +64,10 @@ ATTACK_MUTANTS = [
          replacement='link(target, check.show(child_run), page_dir)',
          promise="循环的网页不链接是符号链接的子运行",
          tests=("tests.test_pages",)),
+    dict(id="segment-gap-bounded", file="verifier/shape.py",
+         original='                                 and is_number(segment["gap_seconds"])))',
+         replacement='                                 and is_number(segment["gap_seconds"])\n'
+                     '                                 and abs(segment["gap_seconds"]) <= MAX_READING))',
+         promise="两段之间的日历时间间隔多大都是诚实的（离线开机回到 1970 年的电脑），只记下、不计入，不判 fail",
+         tests=("tests.test_resume",)),
 ]

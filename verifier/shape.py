@@ -280,4 +280,4 @@ def segment_ok(segment, k, last):
         return False
     ended = k == last or (segment["ended"] in ENDINGS and segment["lower_bound"] is (segment["ended"] == "killed"))
     return ended and (k == 0 or (is_int(segment["after_attempt"]) and 0 <= segment["after_attempt"] <= MAX_ATTEMPTS
-                                 and is_number(segment["gap_seconds"]) and abs(segment["gap_seconds"]) <= MAX_READING))
+                                 and is_number(segment["gap_seconds"])))  # a clock reset to 1970 is honest
