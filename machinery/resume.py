@@ -11,7 +11,8 @@ What it guarantees:
   very same instant are not told apart there: a stated limit). The file stays when the lock is released.
 - `open_loop()`: before a resume touches anything, in this order, each refusal a `Refused` with the reason in Chinese
   (the command exits 2, nothing is written): the loop folder exists (any case); its lock is free (the loop is not live,
-  not being resumed; a lock file that cannot be opened, say a folder in its place, is a refusal too); its record is of today's schema (an older one is refused: it cannot carry segments), of its own
+  not being resumed; a lock file that cannot be opened, say a folder in its place, is a refusal too); its record is
+  of today's schema (an older one is refused: it cannot carry segments), of its own
   folder, of a scripted scenario (a model loop's proposals live in its process) and stopped `interrupted` or left
   `running` (every other stop is final); verify_loop.py, run as a process of its own (so nothing
   of the verifier runs in the loop's process), finds nothing `fail`; the watched files are those of the record.

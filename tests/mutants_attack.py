@@ -35,7 +35,8 @@ ATTACK_MUTANTS = [
          promise="记录的 attempts 不是列表时照样写出网页，不出 traceback",
          tests=("tests.test_pages",)),
     dict(id="explain-blocked-proposal-trusted", file="verifier/explain.py",
-         original="        blocked = record[\"blocked_proposal\"] if type(record[\"blocked_proposal\"]) is dict else {}",
+         original="        blocked = record[\"blocked_proposal\"] if type(record[\"blocked_proposal\"]) is dict"
+                  " else {}",
          replacement="        blocked = record[\"blocked_proposal\"]",
          promise="permission 停止的记录没有被拦下的提议时，--explain 照样逐轮说明",
          tests=("tests.test_pages",)),
@@ -45,7 +46,8 @@ ATTACK_MUTANTS = [
          promise="续跑判断的 found 不是字符串时由形状检查判 fail（resume_shape），不靠兜底",
          tests=("tests.test_verify_resumed",)),
     dict(id="resume-lock-error-escapes", file="machinery/resume.py",
-         original='    except OSError as exc:  # a folder in its place, no permission: nothing is touched, the file is named',
+         original='    except OSError as exc:  # a folder in its place, no permission: nothing is touched,'
+                  ' the file is named',
          replacement='    except ZeroDivisionError as exc:',
          promise="续跑时锁文件打不开（例如那里是一个文件夹）：退出 2，说出文件，什么都不写",
          tests=("tests.test_resume",)),
