@@ -569,6 +569,7 @@ from tests.mutants_resume import RESUME_MUTANTS  # noqa: E402  (the resume: its 
 from tests.mutants_pages import PAGE_MUTANTS  # noqa: E402  (findings with kinds, the --html pages)
 from tests.mutants_classroom import CLASSROOM_MUTANTS  # noqa: E402  (names, copies, platforms, roster, grades, --pack)
 from tests.mutants_question import QUESTION_MUTANTS  # noqa: E402  (the question's deadline, verify_ask, its recorder)
+from tests.mutants_rules import RULE_MUTANTS  # noqa: E402  (the loop verifier's rules, each guarded on its own)
 
 MUTANTS += (CLASSROOM_MUTANTS + QUESTION_MUTANTS + ANSWER_MUTANTS + LEARNER_MUTANTS + VERIFIER_MUTANTS + MODEL_MUTANTS
-            + RESUME_MUTANTS + PAGE_MUTANTS)
+            + RESUME_MUTANTS + PAGE_MUTANTS + RULE_MUTANTS)

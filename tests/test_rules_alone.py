@@ -1,0 +1,255 @@
+"""The loop verifier's rules, each guarded on its own: for every condition of verifier/shape.py, outcome.py and
+resumed.py that carries a rule, a record that only that condition catches (tests/mutants_rules.py breaks each).
+
+Each class makes its honest loops once, in-process (run_loop, as tests/test_promises_verifier.py does), and checks
+that they pass; each test then edits one field as a forger would and asserts the finding's kind and the result:
+`fail` for what no honest machine writes. Where a rule has a threshold, both sides of it are tried. Another rule
+often catches the same record too (the result alone would not tell them apart): the kind asserted is the one only the
+rule under test reports.
+"""
+import contextlib
+import io
+import json
+import shutil
+from unittest import mock
+
+import export_review
+import harness
+import loop_lab
+from machinery import resume
+from tests import test_promises_verifier as promises
+from tests.support import fields_of, kinds_in
+from tests.test_resume import Shifted, verified_here
+from tests.test_verify_loop import cut_off
+
+HONEST = {"r": ("repair", {"max_attempts": 5, "max_seconds": 300}), "s": ("stuck", {}), "p": ("permission", {}),
+          "cut": ("slow", {"attempt_timeout": 0.1, "tool_seconds": 0.4})}
+HONEST_RESULTS = {"r": "pass", "s": "pass", "p": "pass", "cut": "needs_human"}
+
+
+def first(rec):
+    return rec["attempts"][0]
+
+
+def handoff_of(rec):
+    """A handoff an honest loop could write for REC: it names the record and every child."""
+    inspect = [f"loop-runs/{rec['run']}/loop.json"] + [f"{entry['child_run']}/run.json" for entry in rec["attempts"]]
+    return {"stopped_at": "第 2 次尝试之后", "done": ["导出"], "inspect": inspect, "decide": promises.WHY}
+
+
+class RulesTestCase(promises.PromiseTestCase):
+    """Loops made once for the class (HONEST); each test forges one of them and the record is put back."""
+    honest = {}
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        with contextlib.redirect_stderr(io.StringIO()):
+            for name, (scenario, options) in cls.honest.items():
+                loop_lab.run_loop(cls.root, name, scenario, **options)
+
+    def assertForged(self, name, change, result, kind):
+        """Loop NAME with CHANGE made is RESULT, one of its findings of KIND (its fields returned)."""
+        with self.forged(name, change):
+            verdict = self.verdict(name)
+        self.assertEqual(verdict["result"], result, verdict)
+        self.assertNotIn("check_crashed", kinds_in(verdict))
+        self.assertIn(kind, kinds_in(verdict), verdict)
+        return fields_of(verdict, kind)
+
+    def assertHonest(self, name, change, result="pass"):
+        """Loop NAME with CHANGE made is still what an honest loop writes: RESULT, as before."""
+        with self.forged(name, change):
+            verdict = self.verdict(name)
+        self.assertEqual(verdict["result"], result, verdict)
+
+
+class RecordRulesTest(RulesTestCase):
+    honest = HONEST
+
+    def test_the_honest_loops(self):
+        for name, result in HONEST_RESULTS.items():
+            with self.subTest(name):
+                self.assertEqual(self.verdict(name)["result"], result)
+
+    def test_only_the_last_attempt_may_be_undecided(self):
+        def undecided_first(rec):
+            cut_off(rec)
+            first(rec)["decision"] = None
+        self.assertForged("r", undecided_first, "fail", "decision_missing")
+        self.assertForged("r", lambda rec: first(rec)["decision"].update(why=" \n "), "fail", "decision_shape")
+        self.assertForged("r", lambda rec: first(rec)["decision"].update(decided_offset=-1), "fail", "decision_shape")
+
+    def test_the_attempt_timeout_lies_in_its_range(self):
+        self.assertEqual(self.verdict("cut")["result"], "needs_human")  # 0.1 s, the bottom of the range
+        self.assertForged("r", lambda rec: rec["budget"].update(attempt_timeout=0.09), "fail", "budget_wrong")
+        self.assertHonest("r", lambda rec: rec["budget"].update(attempt_timeout=0.1))
+
+    def test_a_timeout_names_its_limit_a_wait_and_an_inventory(self):
+        def timeout(**fields):
+            return lambda rec: rec["attempts"][-1]["timeout"].update(fields)
+        for fields in ({"seconds": 0.2}, {"waited_seconds": -1}, {"inventory": []}):
+            with self.subTest(**{key: str(value) for key, value in fields.items()}):
+                found = self.assertForged("cut", timeout(**fields), "fail", "timeout_wrong")
+                self.assertEqual(found["limit"], 0.1)
+
+    def test_the_top_level_fields_that_say_nothing_of_the_outcome(self):
+        forgeries = {"id_wrong": lambda rec: rec.update(id="g" * 32),
+                     "semantic_review_wrong": lambda rec: rec.update(semantic_review="passed"),
+                     "context_wrong": lambda rec: rec["context"].update(files=rec["context"]["files"] + 1)}
+        for kind, change in forgeries.items():
+            with self.subTest(kind):
+                self.assertForged("r", change, "fail", kind)
+
+    def test_a_blocked_proposal_belongs_to_a_permission_stop(self):
+        blocked = {"action": "delete", "target": "samples", "reason": "删除样本不在允许的动作里"}
+        self.assertForged("r", lambda rec: rec.update(blocked_proposal=blocked), "fail", "blocked_unexpected")
+        self.assertForged("p", lambda rec: rec["blocked_proposal"].update(reason=5), "fail", "blocked_shape")
+
+    def test_a_running_loop_has_no_finish_time(self):
+        def running_but_finished(rec):
+            finished = rec["finished_at"]
+            cut_off(rec)
+            rec["finished_at"] = finished
+        self.assertForged("r", running_but_finished, "fail", "times_wrong")
+
+    def test_the_budgets_lie_in_their_ranges(self):
+        self.assertEqual(self.verdict("r")["result"], "pass")  # made with 5 attempts and 300 s, the tops
+        self.assertForged("r", lambda rec: rec["budget"].update(max_attempts=6), "fail", "budget_wrong")
+        self.assertForged("r", lambda rec: rec["budget"].update(max_seconds=301), "fail", "budget_wrong")
+
+    def test_a_handoff_only_where_a_person_decides(self):
+        handoff = json.loads(self.record_path("s").read_text(encoding="utf-8"))["handoff"]
+        self.assertForged("r", lambda rec: rec.update(handoff=handoff), "fail", "handoff_wrong")
+
+    def test_a_decision_of_ten_characters_is_long_enough_nine_are_not(self):
+        self.assertHonest("s", lambda rec: rec["handoff"].update(decide="一二三四五六七八九十"))
+        self.assertForged("s", lambda rec: rec["handoff"].update(decide=" 一二三四五六七八九 "), "fail", "handoff_wrong")
+        self.assertForged("s", lambda rec: rec["handoff"].update(stopped_at=" \t"), "fail", "handoff_wrong")
+
+    def test_a_candidate_is_a_course_sample_with_its_hash(self):
+        for change in ({"sample": "passed"}, {"sha256": None}):
+            with self.subTest(**change):
+                self.assertForged("r", lambda rec: first(rec)["candidate"].update(change), "fail", "candidate_shape")
+
+    def test_feedback_holds_exactly_its_two_fields(self):
+        self.assertForged("r", lambda rec: first(rec)["feedback"].update(hint="改一下引号"), "fail", "feedback_shape")
+
+    def test_only_the_last_attempt_may_be_running_or_unknown(self):
+        def running_first(rec):
+            cut_off(rec)
+            first(rec).update(state="running", status=None)
+        self.assertForged("r", running_first, "fail", "state_wrong")
+        def unknown_first(rec):
+            rec.update(status="interrupted", reason="keyboard_interrupt", handoff=handoff_of(rec))
+            first(rec).update(state="unknown", status=None)
+        self.assertForged("r", unknown_first, "fail", "state_wrong")
+
+    def test_a_done_attempt_names_its_finished_child(self):
+        for status in ("running", None):
+            with self.subTest(status):
+                self.assertForged("r", lambda rec: first(rec).update(status=status), "fail", "status_state")
+
+    def test_an_attempt_in_flight_has_no_finish(self):
+        def finished_in_flight(rec):
+            done = dict(rec["attempts"][-1])
+            cut_off(rec)
+            rec["attempts"][-1].update(finished_at=done["finished_at"], finished_offset=done["finished_offset"])
+        self.assertForged("r", finished_in_flight, "fail", "attempt_finish_wrong")
+        self.assertForged("r", lambda rec: first(rec).update(started_offset=-1), "fail", "attempt_start_wrong")
+
+    def test_the_segments_of_a_loop_never_resumed(self):
+        forgeries = {"no segments": lambda rec: rec.update(segments=[]),
+                     "another origin": lambda rec: rec["segments"][0].update(started_offset=1),
+                     "a negative length": lambda rec: rec["segments"][0].update(elapsed_seconds=-1)}
+        for what, change in forgeries.items():
+            with self.subTest(what):
+                self.assertForged("r", change, "fail", "segments_wrong")
+
+
+    # --- the stop, the decisions and the timeouts (verifier/outcome.py) ---
+
+    def test_one_attempt_beyond_the_budget_is_too_many(self):
+        found = self.assertForged("r", lambda rec: rec["budget"].update(max_attempts=1), "fail", "too_many_attempts")
+        self.assertEqual((found["count"], found["most"]), (2, 1))
+
+    def test_a_timeout_waited_its_whole_limit(self):
+        self.assertHonest("cut", lambda rec: rec["attempts"][-1]["timeout"].update(waited_seconds=0.0995),
+                          "needs_human")
+        found = self.assertForged("cut", lambda rec: rec["attempts"][-1]["timeout"].update(waited_seconds=0.098),
+                                  "fail", "timeout_short")
+        self.assertEqual((found["label"], found["seconds"]), ("timeout.waited_seconds", 0.098))
+
+    def test_a_blocked_proposal_has_a_reason(self):
+        self.assertForged("p", lambda rec: rec["blocked_proposal"].update(reason=" "), "fail", "blocked_wrong")
+
+    def test_a_time_budget_spent_exactly_is_spent(self):
+        record = self.shifted("tie", "repair", max_seconds=30)
+        self.assertEqual((record["reason"], len(record["attempts"])), ("time_budget", 1))
+        # the same loop run with a budget of exactly the time it took: the loop's own check is `>=`
+        self.assertHonest("tie", lambda rec: rec["budget"].update(max_seconds=rec["elapsed_seconds"]))
+        self.assertForged("tie", lambda rec: rec["budget"].update(max_seconds=rec["elapsed_seconds"] + 0.001), "fail",
+                          "stop_unsupported")
+
+
+class ResumedAloneTest(RulesTestCase):
+    """`f` cut as attempt 1's child folder appeared (a partial child), `a` cut after that child finished (adopted),
+    both resumed (tests/test_verify_resumed.py's loops)."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()  # no loops of HONEST: these two are made on tests/test_resume.py's clocks
+        clocks = {"now": Shifted()}
+        patches = (mock.patch.object(resume, "verifier_problems", verified_here),
+                   mock.patch.object(harness, "now_iso", lambda: harness.time.strftime(
+                       "%Y-%m-%dT%H:%M:%SZ", harness.time.gmtime(clocks["now"].time()))))
+        with contextlib.ExitStack() as stack, contextlib.redirect_stderr(io.StringIO()):
+            for patch in patches:
+                stack.enter_context(patch)
+            with mock.patch.object(export_review, "export_candidate", side_effect=KeyboardInterrupt):
+                loop_lab.run_loop(cls.root, "f", "repair", **clocks["now"].options())
+            loop_lab.run_loop(cls.root, "a", "repair",
+                              **clocks["now"].options(check_child=mock.Mock(side_effect=KeyboardInterrupt)))
+            for name in ("f", "a"):
+                clocks["now"] = Shifted(clocks["now"].shift + 60)
+                loop_lab.run_loop(cls.root, name, None, **clocks["now"].options())
+
+    def test_the_honest_resumed_loops(self):
+        for name in ("f", "a"):
+            with self.subTest(name):
+                self.assertEqual(self.verdict(name)["result"], "pass")
+
+    def test_a_judgement_made_at_a_resume(self):
+        self.assertForged("a", lambda rec: first(rec)["resume"].update(segment=1), "fail", "resume_shape")
+        self.assertForged("f", lambda rec: first(rec)["resume"].update(run_status="passed"), "fail", "resume_shape")
+
+    def test_the_segments_a_resume_adds(self):
+        forgeries = {"more attempts than any loop makes": lambda rec: rec["segments"][1].update(after_attempt=6),
+                     "a gap beyond any reading": lambda rec: rec["segments"][1].update(gap_seconds=2e9)}
+        for what, change in forgeries.items():
+            with self.subTest(what):
+                self.assertForged("a", change, "fail", "segments_wrong")
+
+    def test_the_gap_is_the_wall_clocks_difference_to_the_millisecond(self):
+        def gap(rec):
+            rec["segments"][1]["gap_seconds"] = round(rec["segments"][1]["gap_seconds"] + 0.001, 3)
+        self.assertForged("a", gap, "fail", "segment_gap")
+
+    def test_a_partial_child_found_is_still_there(self):
+        child = self.root / "runs" / "f-01"
+        kept = self.root / "kept-f-01"
+        shutil.move(child, kept)
+        self.addCleanup(shutil.move, kept, child)
+        self.assertForged("f", lambda rec: None, "fail", "judged_partial_gone")
+
+    def test_an_adopted_child_had_finished_when_it_did(self):
+        run = self.root / "runs" / "a-01" / "run.json"
+        self.keep(run)
+        promises.rewrite(run, lambda child: child.update(status="running"))
+        self.assertForged("a", lambda rec: None, "fail", "judged_complete_unfinished")
+
+    def test_an_adopted_attempt_finished_when_its_child_did(self):
+        def later(rec):
+            stamp = first(rec)["finished_at"]
+            first(rec)["finished_at"] = stamp[:-3] + f"{(int(stamp[-3:-1]) + 1) % 60:02d}Z"
+        self.assertForged("a", later, "fail", "judged_finish_time")
