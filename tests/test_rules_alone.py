@@ -173,6 +173,15 @@ class RecordRulesTest(RulesTestCase):
         found = self.assertForged("r", lambda rec: rec["budget"].update(max_attempts=1), "fail", "too_many_attempts")
         self.assertEqual((found["count"], found["most"]), (2, 1))
 
+    def test_one_attempt_after_a_stop_is_one_too_many(self):
+        # a loop whose own stall rule is switched off: it goes on once after attempt 2 repeated attempt 1
+        with mock.patch.object(loop_lab.OuterLoop, "stalled", lambda loop, attempt, earlier: None), \
+                contextlib.redirect_stderr(io.StringIO()):
+            record, _ = loop_lab.run_loop(self.root, "on", "stuck", max_attempts=3)
+        self.assertEqual(len(record["attempts"]), 3)
+        found = self.assertForged("on", lambda rec: None, "fail", "went_on")
+        self.assertEqual((found["number"], found["next"]), (2, 3))
+
     def test_a_timeout_waited_its_whole_limit(self):
         self.assertHonest("cut", lambda rec: rec["attempts"][-1]["timeout"].update(waited_seconds=0.0995),
                           "needs_human")
