@@ -18,6 +18,7 @@ import harness
 import loop_lab
 from machinery import resume
 from tests import test_promises_verifier as promises
+from tests.developing import opener
 from tests.support import fields_of, kinds_in
 from tests.test_resume import Shifted, verified_here
 from tests.test_verify_loop import cut_off
@@ -262,3 +263,91 @@ class ResumedAloneTest(RulesTestCase):
             stamp = first(rec)["finished_at"]
             first(rec)["finished_at"] = stamp[:-3] + f"{(int(stamp[-3:-1]) + 1) % 60:02d}Z"
         self.assertForged("a", later, "fail", "judged_finish_time")
+
+
+class ProposalRulesTest(RulesTestCase):
+    """Model loops (tests/test_verify_model.py's developer models against the in-process mock): `m-spent` stopped by
+    its API-call budget of 3 after one attempt, `m-failing` whose model service failed, `m-publish` whose model
+    proposed to publish."""
+    models = {"m-spent": ("developer", {"max_api_calls": 3}), "m-failing": ("failing", {}),
+              "m-publish": ("publish", {})}
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        made = []
+        with contextlib.redirect_stderr(io.StringIO()):
+            for name, (script, options) in cls.models.items():
+                loop_lab.run_loop(cls.root, name, "model", model_script=str(cls.root / f"samples/models/{script}.json"),
+                                  open_model=opener(made=made), **options)
+        for developer in made:
+            developer.close()
+
+    def honest_result(self, name):
+        return self.verdict(name)["result"]
+
+    def question(self, name, change):
+        """A change of nothing in loop NAME's record, CHANGE made to its first proposal's question record instead."""
+        path = self.root / "loop-runs" / name / "proposals" / "01" / "question.json"
+        self.keep(path)
+        promises.rewrite(path, change)
+        return lambda rec: None
+
+    def test_the_honest_model_loops(self):
+        for name in self.models:
+            with self.subTest(name):
+                self.assertEqual(self.honest_result(name), "pass")
+
+    def test_an_attempts_model_entry(self):
+        forgeries = {"entry_proposal": {"proposal": "loop-runs/m-spent/proposals/02/question.json"},
+                     "entry_counts": {"turns": -1}, "entry_tokens": {"tokens": -1}, "entry_claim_stop": {"claim": 5}}
+        for kind, fields in forgeries.items():
+            with self.subTest(kind):
+                found = self.assertForged("m-spent", lambda rec: first(rec)["model"].update(fields), "fail",
+                                          "attempt_model_wrong")
+                self.assertEqual((found["number"], found["problem"].kind), (1, kind))
+
+    def test_the_api_call_budget_lies_in_its_range(self):
+        self.assertHonest("m-failing", lambda rec: rec["budget"].update(max_api_calls=100))
+        for calls in (101, 0):
+            with self.subTest(calls):
+                found = self.assertForged("m-failing", lambda rec: rec["budget"].update(max_api_calls=calls), "fail",
+                                          "api_calls_budget_wrong")
+                self.assertEqual(found["value"], calls)
+
+    def test_the_mocks_log_is_in_the_loops_own_folder(self):
+        self.assertForged("m-spent", lambda rec: rec["model"].update(server_log="loop-runs/m-dev/server-log.jsonl"),
+                          "fail", "model_wrong")
+
+    def test_a_proposal_record_is_one_of_a_proposal(self):
+        found = self.assertForged("m-spent", self.question("m-spent", lambda q: q.update(kind="question")), "fail",
+                                  "proposal_identity")
+        self.assertEqual(found["kind"], "question")
+
+    def test_a_reply_text_only_where_the_model_answered_and_complete_is_a_yes_or_no(self):
+        self.assertForged("m-failing", self.question("m-failing", lambda q: q.update(reply_text="{}")), "fail",
+                          "reply_text_extra")
+        self.assertForged("m-spent", self.question("m-spent", lambda q: q.update(reply_text_complete=1)), "fail",
+                          "reply_text_shape")
+
+    def test_the_api_call_budget_spent_exactly(self):
+        self.assertEqual(self.honest_result("m-spent"), "pass")  # 3 requests, a budget of 3: spent, not over
+        found = self.assertForged("m-spent", lambda rec: rec["budget"].update(max_api_calls=2), "fail", "api_calls_over")
+        self.assertEqual((found["sent"], found["limit"]), (3, 2))
+        found = self.assertForged("m-spent", lambda rec: rec["budget"].update(max_api_calls=4), "fail",
+                                  "api_budget_unspent")
+        self.assertEqual((found["sent"], found["limit"]), (3, 4))
+
+    def test_the_servers_log_holds_no_proposal_the_record_does_not(self):
+        log = self.root / "loop-runs" / "m-spent" / "server-log.jsonl"
+        self.keep(log)
+        lines = log.read_bytes().rstrip(b"\n").split(b"\n")
+        stray = json.loads(lines[-1])
+        stray["run"] = "m-spent/proposals/09"
+        log.write_bytes(b"\n".join(lines + [json.dumps(stray).encode("utf-8")]) + b"\n")
+        found = self.assertForged("m-spent", lambda rec: None, "fail", "server_log_strays")
+        self.assertEqual(found["runs"], ["m-spent/proposals/09"])
+
+    def test_a_blocked_proposal_is_the_models_last_one(self):
+        self.assertForged("m-publish", lambda rec: rec["blocked_proposal"].update(target="samples"), "fail",
+                          "blocked_not_proposed")
