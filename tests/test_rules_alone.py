@@ -63,6 +63,7 @@ class RulesTestCase(promises.PromiseTestCase):
         with self.forged(name, change):
             verdict = self.verdict(name)
         self.assertEqual(verdict["result"], result, verdict)
+        return verdict
 
 
 class RecordRulesTest(RulesTestCase):
@@ -112,6 +113,13 @@ class RecordRulesTest(RulesTestCase):
             cut_off(rec)
             rec["finished_at"] = finished
         self.assertForged("r", running_but_finished, "fail", "times_wrong")
+
+    def test_a_timeout_only_on_a_timed_out_attempt(self):
+        timeout = {"seconds": 0.1, "waited_seconds": 0.2, "inventory": {}}
+        self.assertForged("r", lambda rec: first(rec).update(timeout=timeout), "fail", "timeout_wrong")
+
+    def test_the_loops_time_is_never_negative(self):
+        self.assertForged("r", lambda rec: rec.update(elapsed_seconds=-1), "fail", "elapsed_wrong")
 
     def test_the_budgets_lie_in_their_ranges(self):
         self.assertEqual(self.verdict("r")["result"], "pass")  # made with 5 attempts and 300 s, the tops
@@ -183,6 +191,12 @@ class RecordRulesTest(RulesTestCase):
         found = self.assertForged("cut", lambda rec: rec["attempts"][-1]["timeout"].update(waited_seconds=0.098),
                                   "fail", "timeout_short")
         self.assertEqual((found["label"], found["seconds"]), ("timeout.waited_seconds", 0.098))
+
+    def test_a_loop_interrupted_after_its_last_decision_stopped_honestly(self):
+        # the last decision (stop, mechanical_pass) was written; the signal came before the stop was
+        verdict = self.assertHonest("r", lambda rec: rec.update(status="interrupted", reason="keyboard_interrupt",
+                                                                handoff=handoff_of(rec)), "needs_human")
+        self.assertNotIn("last_stop_contradicted", kinds_in(verdict))
 
     def test_a_blocked_proposal_has_a_reason(self):
         self.assertForged("p", lambda rec: rec["blocked_proposal"].update(reason=" "), "fail", "blocked_wrong")
