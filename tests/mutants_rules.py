@@ -1,10 +1,8 @@
 """The mutants of the loop verifier's rules one by one, joined to tests/mutants.py's list (the same fields, the same
-rules): each breaks one condition of verifier/shape.py, outcome.py, resumed.py or proposals.py that carries a rule,
-and tests/test_rules_alone.py holds a record only that condition catches.
+rules): each breaks one condition of verifier/shape.py, outcome.py, resumed.py, proposals.py or older.py that
+carries a rule, and tests/test_rules_alone.py holds a record only that condition catches (so it alone runs them).
 """
-from tests.mutants_targets import VERIFY
-
-RULES = VERIFY + ("tests.test_verify_resumed", "tests.test_verify_model", "tests.test_rules_alone")
+RULES = ("tests.test_rules_alone",)  # a few seconds a mutant: the records there are each rule's own
 
 RULE_MUTANTS = [
     # --- the shape of a record (verifier/shape.py) --------------------------------------------------------------

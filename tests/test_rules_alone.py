@@ -1,5 +1,6 @@
-"""The loop verifier's rules, each guarded on its own: for every condition of verifier/shape.py, outcome.py and
-resumed.py that carries a rule, a record that only that condition catches (tests/mutants_rules.py breaks each).
+"""The loop verifier's rules, each guarded on its own: for every condition of verifier/shape.py, outcome.py,
+resumed.py, proposals.py and older.py that carries a rule, a record that only that condition catches
+(tests/mutants_rules.py breaks each).
 
 Each class makes its honest loops once, in-process (run_loop, as tests/test_promises_verifier.py does), and checks
 that they pass; each test then edits one field as a forger would and asserts the finding's kind and the result:
