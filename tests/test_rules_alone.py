@@ -15,14 +15,13 @@ import shutil
 from unittest import mock
 
 import export_review
-import harness
 import loop_lab
-from machinery import resume
 from tests import test_promises_verifier as promises
 from tests.developing import opener
 from tests.support import fields_of, kinds_in
-from tests.test_resume import Shifted, verified_here
+from tests.test_resume import Shifted
 from tests.test_verify_loop import as_old_record, cut_off
+from tests.test_verify_resumed import on_shifted_clocks
 
 HONEST = {"r": ("repair", {"max_attempts": 5, "max_seconds": 300}), "s": ("stuck", {}), "p": ("permission", {}),
           "cut": ("slow", {"attempt_timeout": 0.1, "tool_seconds": 0.4})}
@@ -219,12 +218,7 @@ class ResumedAloneTest(RulesTestCase):
     def setUpClass(cls):
         super().setUpClass()  # no loops of HONEST: these two are made on tests/test_resume.py's clocks
         clocks = {"now": Shifted()}
-        patches = (mock.patch.object(resume, "verifier_problems", verified_here),
-                   mock.patch.object(harness, "now_iso", lambda: harness.time.strftime(
-                       "%Y-%m-%dT%H:%M:%SZ", harness.time.gmtime(clocks["now"].time()))))
-        with contextlib.ExitStack() as stack, contextlib.redirect_stderr(io.StringIO()):
-            for patch in patches:
-                stack.enter_context(patch)
+        with on_shifted_clocks(clocks):
             with mock.patch.object(export_review, "export_candidate", side_effect=KeyboardInterrupt):
                 loop_lab.run_loop(cls.root, "f", "repair", **clocks["now"].options())
             loop_lab.run_loop(cls.root, "a", "repair",
