@@ -132,7 +132,8 @@ class RecordRulesTest(RulesTestCase):
 
     def test_a_decision_of_ten_characters_is_long_enough_nine_are_not(self):
         self.assertHonest("s", lambda rec: rec["handoff"].update(decide="一二三四五六七八九十"))
-        self.assertForged("s", lambda rec: rec["handoff"].update(decide=" 一二三四五六七八九 "), "fail", "handoff_wrong")
+        self.assertForged("s", lambda rec: rec["handoff"].update(decide=" 一二三四五六七八九 "), "fail",
+                          "handoff_wrong")
         self.assertForged("s", lambda rec: rec["handoff"].update(stopped_at=" \t"), "fail", "handoff_wrong")
 
     def test_a_candidate_is_a_course_sample_with_its_hash(self):
@@ -141,7 +142,8 @@ class RecordRulesTest(RulesTestCase):
                 self.assertForged("r", lambda rec: first(rec)["candidate"].update(change), "fail", "candidate_shape")
 
     def test_feedback_holds_exactly_its_two_fields(self):
-        self.assertForged("r", lambda rec: first(rec)["feedback"].update(hint="改一下引号"), "fail", "feedback_shape")
+        self.assertForged("r", lambda rec: first(rec)["feedback"].update(hint="改一下引号"), "fail",
+                          "feedback_shape")
 
     def test_only_the_last_attempt_may_be_running_or_unknown(self):
         def running_first(rec):
@@ -335,7 +337,8 @@ class ProposalRulesTest(RulesTestCase):
 
     def test_the_api_call_budget_spent_exactly(self):
         self.assertEqual(self.honest_result("m-spent"), "pass")  # 3 requests, a budget of 3: spent, not over
-        found = self.assertForged("m-spent", lambda rec: rec["budget"].update(max_api_calls=2), "fail", "api_calls_over")
+        found = self.assertForged("m-spent", lambda rec: rec["budget"].update(max_api_calls=2), "fail",
+                                  "api_calls_over")
         self.assertEqual((found["sent"], found["limit"]), (3, 2))
         found = self.assertForged("m-spent", lambda rec: rec["budget"].update(max_api_calls=4), "fail",
                                   "api_budget_unspent")
@@ -357,8 +360,8 @@ class ProposalRulesTest(RulesTestCase):
 
 
 class OlderRulesTest(RulesTestCase):
-    """The honest loops as the oldest workspace wrote them (loop-run/1, children harness-run/1: tests/test_verify_loop.py
-    as_old_record): for a person; each edit below is one that version never wrote."""
+    """The honest loops as the oldest workspace wrote them (loop-run/1, children harness-run/1: as_old_record of
+    tests/test_verify_loop.py): for a person; each edit below is one that version never wrote."""
     honest = {name: HONEST[name] for name in ("r", "p")}
 
     def old(self, name, change):
