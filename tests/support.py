@@ -118,9 +118,16 @@ class WorkspaceTestCase(unittest.TestCase):
 
     def setUp(self):
         self._tmp = tempfile.TemporaryDirectory(prefix="lesson14-", dir=_FAST_TEMP)
-        self.root = Path(self._tmp.name) / "lesson-14"
-        shutil.copytree(ROOT, self.root, ignore=_ignore)
+        self._root = None
         self.addCleanup(self._tmp.cleanup)
+
+    @property
+    def root(self):
+        """The copy, made when the test first asks for it: a test that never does pays nothing for a copy."""
+        if self._root is None:
+            self._root = Path(self._tmp.name) / "lesson-14"
+            shutil.copytree(ROOT, self._root, ignore=_ignore)
+        return self._root
 
     def run_cli(self, script, *args, timeout=60, env=None):
         """Run `python3 SCRIPT ARGS` in the copy; returns (exit code, stdout, stderr)."""
