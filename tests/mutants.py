@@ -1316,6 +1316,17 @@ MUTANTS = [
          replacement="if 2 * len(who) >= with_loops",
          promise="只有一份提交记录了另一版课程文件时不说“全班的课程版本不同”",
          tests=TEACHER),
+    # --- this tool's own runs of tests (tests/mutation.py) ----------------------------------------------------
+    dict(id="mutation-escaped-process-left", file="tests/mutation.py",
+         original="                os.kill(pid, signal.SIGKILL)\n",
+         replacement="                pass\n",
+         promise="测试另立会话启动的进程（服务器、子进程）也随这次测试结束，不会留下来",
+         tests=("tests.test_mutation_check",)),
+    dict(id="mutation-starts-after-ctrl-c", file="tests/mutation.py",
+         original='            if STOPPED.is_set():\n                return "stopped", 0.0, []\n',
+         replacement="",
+         promise="按了 Ctrl-C 之后不再开始新的一次测试",
+         tests=("tests.test_mutation_check",)),
 ]
 
 from tests.mutants_answers import ANSWER_MUTANTS  # noqa: E402  (the answering rules' own list)
