@@ -20,7 +20,8 @@ missing, else 1; 2 for bad arguments; 130 on Ctrl-C (the tests running then are 
 Each run of tests has a process group of its own and ends with everything it started: the group, and on Linux
 also what left the group for a session of its own (found by a mark in its environment), so no server or child
 of a mutant's tests outlives them; where there are no groups (Windows) the test process itself, as the loop
-does (machinery/executor.py). Standard library only; not collected by `python3 -m unittest` (its name is no test*.py); not part of CI (it takes minutes).
+does (machinery/executor.py). Standard library only; not collected by `python3 -m unittest` (its name is no
+test*.py); not part of CI (it takes minutes).
 """
 import sys  # noqa: E402 (the next three lines run on any Python: the workspace's cli.py refuses an old one)
 from pathlib import Path  # noqa: E402
