@@ -239,11 +239,7 @@ class ResumedAloneTest(RulesTestCase):
         self.assertForged("f", lambda rec: first(rec)["resume"].update(run_status="passed"), "fail", "resume_shape")
 
     def test_the_segments_a_resume_adds(self):
-        forgeries = {"more attempts than any loop makes": lambda rec: rec["segments"][1].update(after_attempt=6),
-                     "a gap beyond any reading": lambda rec: rec["segments"][1].update(gap_seconds=2e9)}
-        for what, change in forgeries.items():
-            with self.subTest(what):
-                self.assertForged("a", change, "fail", "segments_wrong")
+        self.assertForged("a", lambda rec: rec["segments"][1].update(after_attempt=6), "fail", "segments_wrong")
 
     def test_the_gap_is_the_wall_clocks_difference_to_the_millisecond(self):
         def gap(rec):
