@@ -264,7 +264,8 @@ class BudgetTest(ResumeTestCase):
                                        ["summed-02"])
         (first, second), used = record["segments"], record["elapsed_seconds"]
         self.assertEqual((second["started_offset"], round(first["elapsed_seconds"])), (first["elapsed_seconds"], 2))
-        self.assertTrue(5 <= used <= 5 + real and 3 <= second["elapsed_seconds"] <= 3 + real, (real, record["segments"]))
+        self.assertTrue(5 <= used <= 5 + real and 3 <= second["elapsed_seconds"] <= 3 + real,
+                        (real, record["segments"]))
         self.assertTrue(3600 <= second["gap_seconds"] < 3601, second)  # recorded, never counted
 
     def test_a_machine_resumed_in_1970_is_no_forgery(self):
