@@ -27,17 +27,25 @@ def renumbered(rec, drop):
         entry.update(attempt=number, child_run=f"runs/{rec['run']}-{number:02d}")
 
 
+@contextlib.contextmanager
+def on_shifted_clocks(clocks):
+    """Loops run and resumed in the block on CLOCKS["now"] (tests/test_resume.py's Shifted, replaced between runs):
+    the children's wall times read from it, the resume's verifier asked in-process, stderr kept quiet."""
+    patches = (mock.patch.object(resume, "verifier_problems", verified_here),
+               mock.patch.object(harness, "now_iso", lambda: harness.time.strftime(
+                   "%Y-%m-%dT%H:%M:%SZ", harness.time.gmtime(clocks["now"].time()))))
+    with contextlib.ExitStack() as stack, contextlib.redirect_stderr(io.StringIO()):
+        for patch in patches:
+            stack.enter_context(patch)
+        yield
+
+
 class ResumedRecordTest(VerifyTestCase):
     @classmethod
     def setUpClass(cls):
         super(VerifyTestCase, cls).setUpClass()
         clocks = {"now": Shifted()}
-        patches = (mock.patch.object(resume, "verifier_problems", verified_here),
-                   mock.patch.object(harness, "now_iso", lambda: harness.time.strftime(
-                       "%Y-%m-%dT%H:%M:%SZ", harness.time.gmtime(clocks["now"].time()))))
-        with contextlib.ExitStack() as stack, contextlib.redirect_stderr(io.StringIO()):
-            for patch in patches:
-                stack.enter_context(patch)
+        with on_shifted_clocks(clocks):
             ctrl_c = mock.Mock(side_effect=KeyboardInterrupt)
             loop_lab.run_loop(cls.root, "w", "slow", **clocks["now"].options(sleep=ctrl_c))
             with mock.patch.object(export_review, "export_candidate", side_effect=KeyboardInterrupt):

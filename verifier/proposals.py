@@ -276,8 +276,9 @@ class ProposalCheck:
                 "target")) != (last.proposed["action"], last.proposed.get("target", last.proposed.get("sample")))):
             self.fail("blocked_not_proposed", value=blocked)
 
-    def fail(self, kind, **fields):
-        """The finding KIND (of severity fail) with FIELDS for the loop's verdict; False, for shape()."""
+    def fail(self, kind, /, **fields):
+        """The finding KIND (of severity fail) with FIELDS for the loop's verdict; False, for shape(). KIND is
+        positional only: a finding may have a field named `kind` (proposal_identity's)."""
         self.verdict.add(kind, **fields)
         return False
 
