@@ -168,7 +168,8 @@ def ranked_candidates(searches, question) -> list:
     a whole decides between them (`answer_score`). A hit the question's terms do not
     reach at all still ranks (the exact phrase of a search matched it); the earlier search breaks a tie.
     Empty when nothing was found, when the question is mostly about what no note mentions, or when no note found is
-    about any of the question's words (`ranking.Index.about`: sharing "才能" or "工作" in passing is no evidence).
+    about any of the question's words (`ranking.Index.about`: sharing "才能" or "工作" in passing is no evidence), nor
+    about two of them when the question names a thing no note holds (`Index.carries`: "C++ 的引用" is not A10's 引用).
     """
     candidates = {}
     for result in searches:
@@ -183,7 +184,7 @@ def ranked_candidates(searches, question) -> list:
     if mostly_unknown(index, topic):
         return []
     about = [hit for hit in candidates.values()  # a note that only uses the question's words in passing is no hit
-             if hit.get("note_id") not in by_id or index.about(by_id[hit["note_id"]], topic)]
+             if hit.get("note_id") not in by_id or index.carries(by_id[hit["note_id"]], topic)]
     scored = [(answer_score(index, by_id[hit["note_id"]], question, weights) if hit.get("note_id") in by_id else 0.0,
                -order, hit)
               for order, hit in enumerate(about)]

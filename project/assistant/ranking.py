@@ -19,8 +19,10 @@ note that happens to share one common word with it; after exact-phrase hits, a r
 hold every term. What the offline demo answers by is stricter, the question's topic: `Index.topic` weighs the words
 no note holds by their length ("提高睡眠质量" is three words the notes lack, not one), and `Index.about` tells
 whether a note is about the question at all (a word it names or keeps using, or two of its words in one sentence,
-never a word it uses once in passing). Shared with: `notes.search` (`ranked_hits`; `best_sentence` gives the
-snippet), `demo_model` (`index_of`, `Index.score`: the BM25 part of choosing a note; `Index.topic`, `Index.about`;
+never a word it uses once in passing); `Index.carries` adds that a question naming a thing no note holds (C++, Rust,
+four characters the notes lack) needs a note about two of its words: one shared title word ("引用" in "C++ 的引用和
+指针有什么区别？") is used in another sense. Shared with: `notes.search` (`ranked_hits`; `best_sentence` gives the
+snippet), `demo_model` (`index_of`, `Index.score`: the BM25 part of choosing a note; `Index.topic`, `Index.carries`;
 `has_subject`, also `followup`'s), `passages` (`terms`, `note_terms`, `alternatives`). The rules are written out in
 docs/assistant/DESIGN.md.
 """
@@ -63,6 +65,7 @@ _ALTERNATIVES = {term: group for group in SYNONYMS for term in group}
 _CHINESE = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _PIECES = re.compile(f"[a-z0-9]+|[{_CHINESE}]+")
 _CHINESE_CHARACTER = re.compile(f"[{_CHINESE}]")
+_LETTER_WORD = re.compile(r"(?<![a-z0-9])[a-z](?![a-z0-9])")
 _STOP_RUN = re.compile("[" + "".join(sorted(STOP_CHARACTERS)) + "]+")
 _SENTENCE = re.compile(r"[^。！？\n]+[。！？]?")
 
@@ -78,12 +81,12 @@ def terms(text: str) -> list:
     return found
 
 
-def _runs(text):
-    """The pieces of normalized TEXT that terms are made of, in order: each Latin word or number kept, and each run
-    of Chinese characters between question words and stop characters."""
+def _runs(text, letters=False):
+    """The pieces of normalized TEXT that terms are made of, in order: each Latin word or number kept (a letter alone
+    too when LETTERS: the C of "C++"), and each run of Chinese characters between question words and stop characters."""
     for piece in _PIECES.findall(STOP_WORDS.sub(" ", text)):
         if piece.isascii():
-            if piece not in ENGLISH_STOP_WORDS and (len(piece) >= 2 or piece.isdigit()):
+            if piece not in ENGLISH_STOP_WORDS and (len(piece) >= 2 or piece.isdigit() or letters):
                 yield piece
             continue
         yield from (run for run in _STOP_RUN.split(piece) if run)
@@ -133,6 +136,8 @@ class Index:
         self.named = {note.id: set(terms(note._norm_aliases) + terms(note._norm_title)) for note in self.notes}
         self.sentence_terms = {note.id: [set(terms(normalize(sentence))) for sentence in sentences(note.body)]
                                for note in self.notes}
+        self.letters = {letter for note in self.notes  # the letters notes write as words: k of "前 k 条"
+                        for letter in _LETTER_WORD.findall(f"{note._norm_title} {note._norm_body}")}
         self.characters = set("".join(note._norm_title + note._norm_body + note._norm_aliases for note in self.notes))
         # a two-character term seen once in all the notes is more often where two words meet than a word;
         # not one an alias line names: an alias is a word learners use (变好、评测), never a seam
@@ -155,8 +160,11 @@ class Index:
         its first bigram. BY_LENGTH (`topic`, what the offline demo answers by) weighs them by their length instead.
         """
         weights = {}
-        for run in _runs(text):
-            if run.isascii() and not self.known(run):
+        for run in _runs(text, letters=by_length):
+            if len(run) == 1 and run.isascii() and not run.isdigit():
+                if run not in self.letters:
+                    weights[run] = UNKNOWN_WORD_WEIGHT  # a letter the notes never write alone names something: C++
+            elif run.isascii() and not self.known(run):
                 weights[run] = UNKNOWN_WORD_WEIGHT  # a name or acronym the notes never mention
             elif run.isascii() or len(run) == 1:
                 weights[run] = max(self.weight(other) for other in alternatives(run))
@@ -223,17 +231,40 @@ class Index:
         sentences holds two of the query's words ("每发现一个线上错误…修好的问题以后…"). Words it uses once, apart
         ("工作" in "模型以什么身份工作"), are mentioned in passing; a lone character is held inside any word, and
         counts only where the title or alias line names it so (摘 of 摘要: 要 is a stop character)."""
+        return bool(self._named_words(note, weights)) or self._said_together(note, weights)
+
+    def carries(self, note, weights) -> bool:
+        """NOTE answers for the query's {term: weight}: it is about it (`about`), and when the query names something
+        no note holds (`names_unknown`: C++ in "C++ 的引用和指针有什么区别？") about two of its words, so one word
+        it shares (引用, quoting a source in A10) is not taken for the question's subject."""
+        if not self.names_unknown(weights):
+            return self.about(note, weights)
+        return _apart(self._named_words(note, weights, latin=False)) or self._said_together(note, weights)
+
+    def names_unknown(self, weights) -> bool:
+        """The query names a thing no note holds: a term none holds weighing UNKNOWN_WORD_WEIGHT or more (a Latin
+        word, a letter named alone, or by `topic`'s length a stretch of four characters or more: two words)."""
+        return any(weight >= UNKNOWN_WORD_WEIGHT and not self.known(term) for term, weight in weights.items())
+
+    def _named_words(self, note, weights, latin=True) -> list:
+        """The query's words NOTE is about each by itself (`about`): one its title or alias line names, a learner's
+        word of SYNONYMS, one it uses TOPIC_USES times, and any Latin word it holds (unless not LATIN: then a Latin
+        word is a word like the others, "Python" said once in passing)."""
         counted, named = self.counts[note.id], self.named[note.id]
-        words = []
+        found = []
         for term, weight in weights.items():
             held = [other for other in alternatives(term) if counted.get(other)]
             if weight <= 0 or not held:
                 continue
-            if any(other in named for other in held) or term.isascii() or (len(term) == 2 and (
-                    len(alternatives(term)) > 1 or any(counted[other] >= TOPIC_USES for other in held))):
-                return True
-            if len(term) == 2:
-                words.append(term)
+            word = len(term) == 2 or term.isascii()  # a lone character counts only as a name
+            if any(other in named for other in held) or (latin and term.isascii()) or word and (
+                    len(alternatives(term)) > 1 or any(counted[other] >= TOPIC_USES for other in held)):
+                found.append(term)
+        return found
+
+    def _said_together(self, note, weights) -> bool:
+        """One sentence of NOTE holds two of the query's words (`_apart`)."""
+        words = [term for term, weight in weights.items() if weight > 0 and len(term) == 2 and not term.isascii()]
         return any(_apart([term for term in words if sentence.intersection(alternatives(term))])
                    for sentence in self.sentence_terms[note.id])
 
@@ -266,8 +297,10 @@ class Index:
 
 
 def _apart(words):
-    """Two of WORDS (bigrams) share no character: two words, not the overlapping parts of one ("写代码")."""
-    return any(not set(first) & set(second) for index, first in enumerate(words) for second in words[index + 1:])
+    """Two of WORDS are two words: Chinese bigrams sharing no character, not the overlapping parts of one ("写代码");
+    a Latin word is a word of its own."""
+    return any(first.isascii() or second.isascii() or not set(first) & set(second)
+               for index, first in enumerate(words) for second in words[index + 1:])
 
 
 _INDEXES = {}  # (id, text) of every note -> its Index; the notes rarely change within a process
