@@ -1324,5 +1324,7 @@ from tests.mutants_model import MODEL_MUTANTS  # noqa: E402  (the model scenario
 from tests.mutants_verifier import VERIFIER_MUTANTS  # noqa: E402  (clocks, older versions, copies, escapes, guards)
 from tests.mutants_resume import RESUME_MUTANTS  # noqa: E402  (the resume: its checks, judgement, segments)
 from tests.mutants_pages import PAGE_MUTANTS  # noqa: E402  (findings with kinds, the --html pages)
+from tests.mutants_fresh import FRESH_MUTANTS  # noqa: E402  (bugs planted by one who had not read these lists)
 
 MUTANTS += ANSWER_MUTANTS + LEARNER_MUTANTS + VERIFIER_MUTANTS + MODEL_MUTANTS + RESUME_MUTANTS + PAGE_MUTANTS
+MUTANTS += FRESH_MUTANTS
