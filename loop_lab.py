@@ -561,7 +561,7 @@ def main(argv=None):
     Once the final record is being written, Ctrl-C and termination are ignored (OuterLoop.finish): the
     printed line and the exit code are the record's, never a mix of a result and 130.
     """
-    loop = None
+    loop = args = None
     try:
         interrupts.answer_from_now_on(BEFORE_START, note_signal, SIGNALS_WHILE_STARTING)
         cli.use_safe_console()
@@ -577,13 +577,13 @@ def main(argv=None):
         say(arguments.name_taken_message(exc, args, ROOT))
         return EXIT_USAGE
     except OSError as exc:  # before the first record: the folder or a context file is not usable
-        progress.say_not_started(exc)
+        progress.say_not_started(exc, getattr(args, "resume", None))
         with interrupts.held():
             print_json(dict(interrupts.not_started("unexpected_error"), status="needs_human"))
         return EXIT_STOP
     except KeyboardInterrupt as exc:
         if loop is None or not loop.claimed:
-            say("已中断：循环还没开始，没有创建任何记录。")
+            progress.say_interrupted_before_start(getattr(args, "resume", None))
             with interrupts.held():
                 print_json(interrupts.not_started(interrupts.reason(exc)))
             return EXIT_INTERRUPTED

@@ -18,7 +18,7 @@ from pathlib import Path
 from classroom.report import CASE_NAMES, MISSING, NEXT_STEP, RESULTS, totals
 from verifier.page import WORDS, badge, document, finding_item, findings_list, link, text
 
-OPEN_ASIDE = 10  # entries set aside shown open; more are folded under their count
+OPEN_ASIDE = 10  # items of a list before the rows shown open; more are folded under their count
 COPY_KINDS = ("shared_record", "shared_clock", "shared_readings", "copy_inside", "loop_copy")
 CSS = "".join(
     f"#f-{result}:checked~.rows .student:not(.r-{result}){{display:none}}"
@@ -70,20 +70,27 @@ def first_things(rows, aside, note, said):
     parts = [f"<p class=\"finding sev-needs_human\" data-kind=\"{text(note.kind)}\">{text(note.sentence())}</p>"] \
         if note else []
     parts += [f"<p>{text(sentence)}</p>" for sentence in said]
-    if aside:  # a long list folded (details: no script), so that the rows stay near the top
-        parts += [f"<details class=\"aside\"{' open' if len(aside) <= OPEN_ASIDE else ''}><summary><h2>跳过的条目"
-                  f"（不是一份提交）：{len(aside)} 个</h2></summary><ul>"] + [
+    if aside:
+        parts += folded("跳过的条目（不是一份提交）", "个", [
             f"<li data-kind=\"{text(why.kind)}\"><span class=\"path\">{text(entry)}</span>：{text(why.sentence())}</li>"
-            for entry, why in aside] + ["</ul></details>"]
+            for entry, why in aside])
     copies = [(number, row, [reason for reason in item.reasons if reason.kind in COPY_KINDS])
               for number, (row, item) in enumerate(rows, 1) if item]
     copies = [(number, row, found) for number, row, found in copies if found]
     if copies:
-        parts += ["<h2>同一份记录、同样的时钟、副本</h2><ul>"] + [
+        parts += folded("同一份记录、同样的时钟、副本", "人", [
             f"<li><a href=\"#student-{number}\">{text(row['student'])}</a>："
             + "、".join(f"<span data-kind=\"{text(reason.kind)}\">{text(reason.kind)}</span>" for reason in found)
-            + "</li>" for number, row, found in copies] + ["</ul>"]
+            + "</li>" for number, row, found in copies])
     return parts
+
+
+def folded(title, unit, items):
+    """A list headed TITLE and its count of ITEMS (in UNIT): open up to OPEN_ASIDE items, folded under its heading
+    beyond (details: no script), so that the rows stay near the top."""
+    shown = " open" if len(items) <= OPEN_ASIDE else ""
+    return [f"<details class=\"aside\"{shown}><summary><h2>{title}：{len(items)} {unit}</h2></summary><ul>", *items,
+            "</ul></details>"]
 
 
 def table(rows):

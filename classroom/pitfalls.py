@@ -3,16 +3,18 @@
 Part of verify_loop's --pack (classroom/hand_in.py asks, in this order):
 
 - an edited course file (`edited`): the workspace's course files are no released version of the course, while loops
-  made here recorded one. The files that differ from it are named, with how to restore each (a byte-order mark an
+  made here recorded one, or (edited before any loop ran) while the table keeps this version's own files. The files
+  that differ from it are named, with how to restore each (a byte-order mark an
   editor added is said as such). The teacher judges against the course as released, so until they are restored no
   check made here is the teacher's: nothing is packed.
 - exercise loops in the workspace itself (`exercise_loops`, `without`): loops named `ex-…`, the names every loop of
   docs/loop/EXERCISES.md has, which belong in the exercises' copy. The row the teacher would give without them is
   worked out in a scratch copy of the evidence; when they change the result nothing is packed, and the commands that
   move them out of the workspace (kept, not deleted) are said for each shell.
-- a deleted child (`missing_children`) or a deleted loop (the class check's own note on the row, `Workspace.orphans`):
-  what is missing, and a copy to put back (the exercises' copy or another folder beside the workspace, an earlier
-  hand-in ZIP) or, without one, what the row will say.
+- a deleted child (`missing_children`: not one an attempt cut off before its folder was made never had) or a deleted
+  loop (the class check's own note on the row, `Workspace.orphans`): what is missing, and a copy to put back (the
+  exercises' copy or another folder beside the workspace, an earlier hand-in ZIP) or, without one, what the row will
+  say.
 
 Each finding is data (a namedtuple); its sentences are made in `say_*` only. Imports nothing of what it checks. Shares:
 cli.py's plumbing (capped reading, paths shown from here), verifier/records.py (the course files and their hashing,
@@ -94,8 +96,9 @@ def recorded_entries(record):
 
 def edited(root, course):
     """The Edited of the workspace ROOT whose course files are COURSE (a CourseFiles: the ones its check compares
-    with), or None: they are a released version, or no loop here recorded one (then nothing tells what the teacher
-    holds). Of the releases the loops recorded, the one latest in the table is the reference."""
+    with), or None: they are a released version, or neither a loop here recorded one nor the table keeps this
+    version's files (then nothing tells what the teacher holds). Of the releases the loops recorded, the one latest
+    in the table is the reference; with none, this version's (releases.newest_files)."""
     known = releases.names()
     here = course.entries()
     if combined_fingerprint(here) in known:
@@ -104,16 +107,19 @@ def edited(root, course):
     released = {name: entries for name, entries in
                 ((name, recorded_entries(record)) for name, record in loop_records(root).items())
                 if entries is not None and combined_fingerprint(entries) in known}
-    if not released:
+    if released:
+        reference = max(released.values(), key=lambda entries: order[combined_fingerprint(entries)])
+        release = known[combined_fingerprint(reference)]
+    elif releases.newest_files():  # edited before any loop ran: this version's own files, as its release keeps them
+        release, reference = releases.newest_files()
+    else:
         return None
-    reference = max(released.values(), key=lambda entries: order[combined_fingerprint(entries)])
     files = [rel for rel in sorted(reference) if here[rel] != reference[rel]]
     others = {name: recorded_entries(record) for name, record in loop_records(root).items()}
     after = sorted(name for name, entries in others.items()
                    if entries is not None and any(entries[rel] == here[rel] for rel in files))
-    return Edited(files, known[combined_fingerprint(reference)],
-                  sorted(name for name, entries in released.items() if entries == reference), after,
-                  [rel for rel in files if bom_only(course.root / rel, reference[rel])])
+    return Edited(files, release, sorted(name for name, entries in released.items() if entries == reference), after,
+                  [rel for rel in files if bom_only(course.root / rel, reference[rel])]) if files else None
 
 
 def bom_only(path, wanted):
@@ -128,9 +134,10 @@ def bom_only(path, wanted):
 
 def say_edited(found, out, root, course_root):
     names = "、".join(found.files)
+    when = (f"你的 {len(found.before)} 个循环（{names_of(found.before)}）运行时它们还是原样，之后被改过" if found.before
+            else "改动在运行任何循环之前")
     say(f"没有写出 {display_path(out)}：这个工作区的课程文件 {names} 与课程发布时的原样（{found.release}）不同。"
-        f"你的 {len(found.before)} 个循环（{names_of(found.before)}）运行时它们还是原样，之后被改过；老师对照的是课程原样的"
-        "文件，所以在这里做的核对现在不是老师会做的核对。这不是“旧版本的工作区”，是改动。")
+        f"{when}；老师对照的是课程原样的文件，所以在这里做的核对现在不是老师会做的核对。这不是“旧版本的工作区”，是改动。")
     for rel in found.files:
         shown = display_path(Path(course_root) / rel)
         if rel in found.bom:
@@ -228,11 +235,19 @@ def missing_children(root, out):
             child = entry.get("child_run") if type(entry) is dict else None
             if type(child) is not str or not child.startswith("runs/") or "/" in child[len("runs/"):]:
                 continue
-            if not os.path.lexists(Path(root) / child):
+            if not os.path.lexists(Path(root) / child) and not never_made(entry):
                 places = places if places is not None else copy_places(root, out)
                 witness = (f"loop-runs/{name}/loop.json", record.get("id"))
                 found.append(Missing(name, entry.get("attempt"), child, copy_of(child, witness, places)))
     return found
+
+
+def never_made(entry):
+    """Attempt ENTRY was cut off (Ctrl-C, a killed process) before its child folder may have been made, and no resume
+    found one: no child is no deleted evidence (the check makes it a note, or a person's call, never a fail)."""
+    judged = entry.get("resume")
+    found = judged.get("found") if type(judged) is dict else None
+    return entry.get("state") in ("unknown", "running") and found in (None, "no_child")
 
 
 def orphaned_loops(root):

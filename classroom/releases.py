@@ -4,10 +4,11 @@ Part of verify_loop's class check. A loop records the hash of every course file 
 they differ from the teacher's copy, the loop is either from an edited workspace or from an earlier release of
 the course. classroom/releases.json keeps, for each release, the combined fingerprint of its course files
 (verifier/records.py's combined_fingerprint of the files the loop watches), the release's name and the schema its
-loop writes (entries made before the table kept it hold the name alone: their loops wrote loop-run/3 or older). A
-loop whose files match one of them was made with an older version of the workspace: judged on those files (what
-they change is a person's call, never "altered"), every other rule as for today's; a record of another schema than
-its release's loop writes had its context swapped.
+loop writes (entries made before the table kept it hold the name alone: their loops wrote loop-run/3 or older),
+and, since then, the hash of each of its course files (`files`), so --pack can name a file edited before any loop
+ran (classroom/pitfalls.py). A loop whose files match one of them was made with an older version of the workspace:
+judged on those files (what they change is a person's call, never "altered"), every other rule as for today's; a
+record of another schema than its release's loop writes had its context swapped.
 
 Making a release adds its line (docs/loop/TEACHER.md「发布新版本」):
 
@@ -54,6 +55,18 @@ def release_of(entries):
     return (release, None) if type(release) is str else None
 
 
+def newest_files():
+    """(name, course files: path -> sha256) of the newest release in the table whose loop writes today's schema, when
+    its entry keeps its files (entries made by main() do): once a release added its line, this version's own. None
+    when that entry keeps none, or no entry is of today's schema (a version whose line is not added yet)."""
+    for release in reversed(list(known().values())):
+        if type(release) is dict and release.get("schema") == SCHEMA:
+            files = release.get("files")
+            kept = type(files) is dict and set(files) == set(LOOP_FILES) and all(type(v) is str for v in files.values())
+            return (release["release"], files) if kept and type(release["release"]) is str else None
+    return None
+
+
 def current_fingerprint(root):
     return combined_fingerprint({rel: file_sha256(Path(root) / rel) for rel in LOOP_FILES})
 
@@ -64,8 +77,10 @@ def main(argv):
         sys.stderr.write("用法：python3 -m classroom.releases 版本名称（例如发布日期 2027-03-01）\n")
         return 2
     table = json.loads(TABLE.read_text(encoding="utf-8"))
-    fingerprint = current_fingerprint(TABLE.parent.parent)
-    table["releases"][fingerprint] = {"release": argv[0].strip(), "schema": SCHEMA}
+    files = {rel: file_sha256(TABLE.parent.parent / rel) for rel in LOOP_FILES}
+    fingerprint = combined_fingerprint(files)
+    table["releases"].pop(fingerprint, None)  # made again: the newest line
+    table["releases"][fingerprint] = {"release": argv[0].strip(), "schema": SCHEMA, "files": files}
     TABLE.write_bytes((json.dumps(table, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
     print(json.dumps({"release": argv[0].strip(), "schema": SCHEMA, "fingerprint": fingerprint}, ensure_ascii=False))
     return 0

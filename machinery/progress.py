@@ -89,12 +89,23 @@ def unknown_advice(root, attempt, attempt_timeout):
     return ended + DECIDE[recorded].format(child=child)
 
 
-def say_not_started(exc):
-    """Why a loop could not start (OSError EXC, before its first record): nothing was left."""
+def say_not_started(exc, resuming=None):
+    """Why a loop could not start (OSError EXC, before its first record): nothing was left; RESUMING, the name a
+    resume was given, whose record stays as it was."""
     # the system's own words (strerror) are English on most machines: the gloss and the path say it
     detail = f"：{cli.display_path(exc.filename)}" if exc.strerror and exc.filename else f"：{exc}"
-    cli.say(f"循环没能开始（{explain(type(exc).__name__)}{detail}）：什么记录都没有留下。请检查工作区是否可写、"
-            "文件是否可读，再运行同一条命令。")
+    cli.say(f"{'续跑' if resuming else '循环'}没能开始（{explain(type(exc).__name__)}{detail}）：{untouched(resuming)}。"
+            "请检查工作区是否可写、文件是否可读，再运行同一条命令。")
+
+
+def say_interrupted_before_start(resuming=None):
+    """Ctrl-C or termination before the loop's first record (RESUMING as for say_not_started)."""
+    cli.say(f"已中断：续跑还没开始，{untouched(resuming)}。要接着做，再运行同一条命令。" if resuming else
+            "已中断：循环还没开始，没有创建任何记录。")
+
+
+def untouched(resuming):
+    return f"循环 {resuming} 的记录原样留着，什么都没有写" if resuming else "什么记录都没有留下"
 
 
 def say_not_saved(cause, folder, children):

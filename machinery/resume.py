@@ -30,6 +30,7 @@ import cli
 from machinery import arguments, progress
 
 RESUMABLE = ("interrupted", "running")
+MOST_READ, MOST_NAMED = 200, 5  # an unknown name: the records read, and the resumable loops named, at most
 UNKNOWN_WHY = "续跑时判断：这次尝试的结果不知道（没有做完的子运行），计一次尝试，没有反馈：用新的子运行继续"
 FINISHED_CHILD = ("needs_review", "failed", "needs_human")  # a child run.json that is no longer running
 RECORD_CAP = 1 << 20  # an honest loop.json or run.json is a few KiB
@@ -144,7 +145,7 @@ def open_loop(root, name, schema, current_files):
     """(loop folder, its record, its LoopLock held) of the loop NAME (any case) under ROOT/loop-runs, once every
     check of the module docstring has passed; Refused otherwise, with the lock let go. SCHEMA is today's record
     schema; CURRENT_FILES() the fingerprint entries of the watched files as they are now."""
-    folder = loop_folder(Path(root), name)
+    folder = loop_folder(Path(root), name, schema)
     lock = LoopLock(folder)
     if not lock.acquire():
         raise Refused(f"{cli.display_path(folder)} 的循环还在运行，或正被另一个 --resume 续跑（它的锁 "
@@ -166,18 +167,36 @@ def open_loop(root, name, schema, current_files):
     return folder, record, lock
 
 
-def loop_folder(root, name):
-    """ROOT/loop-runs/<NAME in the case it has on disk>; Refused when there is none."""
+def loop_folder(root, name, schema):
+    """ROOT/loop-runs/<NAME in the case it has on disk>; Refused when there is none (naming those that could be resumed:
+    records of SCHEMA)."""
     try:
         entries = sorted(os.listdir(root / "loop-runs"))
     except OSError:
         entries = []
     same = next((entry for entry in entries if entry.lower() == name.lower() and not entry.startswith(".")), None)
     if same is None:
-        raise Refused(f"{cli.display_path(root / 'loop-runs' / name)} 不存在：没有名为 {name} 的循环可以续跑"
-                      f"（名称不区分大小写）。要开始新的循环：{cli.command(root / 'loop_lab.py', '--run', name)}"
-                      " --scenario 情景。")
+        found, here = resumable(root, entries, schema), "这里没有可以续跑的循环"
+        if found:  # a mistyped name: the ones it may have meant
+            more = f" 等 {len(found)} 个" if len(found) > MOST_NAMED else ""
+            here = f"这里可以续跑的是：{'、'.join(found[:MOST_NAMED])}{more}"
+        raise Refused(cli.visible(f"{cli.display_path(root / 'loop-runs' / name)} 不存在：没有名为 {name} 的循环可以续跑"
+                                  f"（名称不区分大小写）；{here}。要开始新的循环："
+                                  f"{cli.command(root / 'loop_lab.py', '--run', name)} --scenario 情景。"))
     return root / "loop-runs" / same
+
+
+def resumable(root, entries, schema):
+    """The loops of ROOT/loop-runs (ENTRIES, sorted) whose record a resume could continue (read_record; the checks of
+    evidence and files come when one is named). At most MOST_READ records are read."""
+    found = []
+    for entry in [entry for entry in entries if not entry.startswith(".")][:MOST_READ]:
+        try:
+            read_record(root / "loop-runs" / entry, schema)
+        except Refused:
+            continue
+        found.append(entry)
+    return found
 
 
 def read_record(folder, schema):

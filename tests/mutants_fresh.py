@@ -4,13 +4,9 @@ Each was a small careless change on a line that carries a rule, planted without 
 and run against the whole suite; those the suite did not catch got a test, and stay here so they stay caught, with
 a few it caught at once. The fields are tests/mutants.py's.
 """
-VERIFY = ("tests.test_verify_loop", "tests.test_explain", "tests.test_promises_verifier", "tests.test_verifier_holes")
+from tests.mutants_targets import ASSISTANT, CLASS, HARNESS_CHECK, QUESTION, VERIFY
+
 MODEL = ("tests.test_verify_model", "tests.test_verify_loop")
-HARNESS_CHECK = ("tests.test_verify_harness", "tests.test_harness")
-CLASS = ("tests.test_class_check", "tests.test_class_platforms", "tests.test_promises_classroom")
-ASSISTANT = ("tests.test_assistant_agent", "tests.test_assistant_client", "tests.test_promises_assistant")
-LOOP = ("tests.test_loop_lab", "tests.test_resume", "tests.test_promises_loop")
-QUESTION = ("tests.test_verify_ask", "tests.test_question_record")
 
 FRESH_MUTANTS = [
     dict(id='fresh-old-unfinished-compared', file='verifier/check.py',

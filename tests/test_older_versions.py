@@ -142,6 +142,9 @@ class ReleaseTest(VersionsTestCase):
     def test_a_release_made_now_keeps_the_schema_its_loop_writes(self):
         table = self.root / "classroom" / "releases.json"
         self.keep(table)
+        older = json.loads(table.read_text(encoding="utf-8"))
+        older["releases"] = {self.students: "同一份文件的旧一行", **older["releases"]}  # made again: it becomes the newest
+        table.write_text(json.dumps(older, ensure_ascii=False), encoding="utf-8")
         made = subprocess.run([sys.executable, "-m", "classroom.releases", "2027-03-01"], cwd=self.root,
                               capture_output=True, text=True, encoding="utf-8", timeout=60,
                               env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
@@ -149,7 +152,9 @@ class ReleaseTest(VersionsTestCase):
         fingerprint = json.loads(made.stdout)["fingerprint"]
         self.assertEqual(fingerprint, self.students)
         entry = json.loads(table.read_text(encoding="utf-8"))["releases"][fingerprint]
-        self.assertEqual(entry, {"release": "2027-03-01", "schema": "loop-run/4"})
+        files = {rel: hashlib.sha256((self.root / rel).read_bytes()).hexdigest() for rel in LOOP_FILES}
+        self.assertEqual(entry, {"release": "2027-03-01", "schema": "loop-run/4", "files": files})
+        self.assertEqual(list(json.loads(table.read_text(encoding="utf-8"))["releases"])[-1], fingerprint)  # newest
         with mock.patch.object(releases, "_known", {fingerprint: entry, "f" * 64: "2026-11-30"}):
             self.assertEqual(releases.names(), {fingerprint: "2027-03-01", "f" * 64: "2026-11-30"})
             self.assertEqual(releases.release_of(json.loads(self.record_path("r").read_text(encoding="utf-8"))[

@@ -103,7 +103,7 @@ class PageInABrowserTest(unittest.TestCase):
         """The URL of a page whose model is MOCK in MODE (the offline demo when MOCK is None)."""
         env = None if mock is None else {"DEEPSEEK_API_KEY": "k", "DEEPSEEK_BASE_URL": f"{mock.url}/mode/{mode}/s/page",
                                          "DEEPSEEK_DEADLINE": "0.5" if mode == "slow" else "30",
-                                         "DEEPSEEK_TIMEOUT": "0.5"}
+                                         "DEEPSEEK_TIMEOUT": "0.5" if mode == "slow" else "10"}  # a loaded machine
         server = app.make_server(0, offline=mock is None, env=env)
         return cls.started(server)
 

@@ -17,6 +17,7 @@ import shutil
 import zipfile
 from html.parser import HTMLParser
 from pathlib import Path
+from types import SimpleNamespace
 from urllib.parse import unquote
 
 from classroom import page as class_page
@@ -174,15 +175,22 @@ class ClassPageTest(SelfContained, RealClassTestCase):
         self.assertEqual(copies, shared)
         self.assertLessEqual({"吕菊", "施桃", "孔杏", "曹莲"}, set(copies))
 
-    def test_entries_set_aside_are_folded_only_when_many(self):
-        (few,) = self.page.all("details", cls="aside")
-        self.assertIn("open", few["attrs"])
-        aside = [(f"交作业/{number}.txt", Finding("aside_document")) for number in range(class_page.OPEN_ASIDE + 1)]
-        many = Page("".join(class_page.first_things([], aside, None, ())))
-        (folded,) = many.all("details", cls="aside")
-        self.assertNotIn("open", folded["attrs"])
-        self.assertIn(f"{len(aside)} 个", words(many.all("summary")[0]))
-        self.assertEqual(len(many.all("li", data_kind="aside_document")), len(aside))
+    def test_entries_set_aside_and_copies_are_folded_only_when_many(self):
+        few = self.page.all("details", cls="aside")  # this class: a few of each
+        self.assertEqual([("open" in element["attrs"]) for element in few], [True, True])
+        for count in (class_page.OPEN_ASIDE, class_page.OPEN_ASIDE + 1):
+            aside = [(f"交作业/{number}.txt", Finding("aside_document")) for number in range(count)]
+            copied = [({"student": f"学生{number}"}, SimpleNamespace(reasons=[SimpleNamespace(kind="shared_record")]))
+                      for number in range(count)]
+            page = Page("".join(class_page.first_things(copied, aside, None, ())))
+            with self.subTest(count=count):
+                lists = page.all("details", cls="aside")
+                self.assertEqual([("open" in element["attrs"]) for element in lists],
+                                 [count <= class_page.OPEN_ASIDE] * 2)
+                self.assertEqual([words(summary).rsplit("：", 1)[1] for summary in page.all("summary")],
+                                 [f"{count} 个", f"{count} 人"])
+                self.assertEqual((len(page.all("li", data_kind="aside_document")),
+                                  len(page.all("span", data_kind="shared_record"))), (count, count))
 
     def copies_list(self):
         heading = next(element for element in self.page.all("h2") if "副本" in words(element))

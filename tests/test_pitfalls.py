@@ -28,7 +28,7 @@ from classroom import hand_in, pitfalls, releases
 from tests.support import PYTHON, not_on_windows
 from tests.test_hand_in import HONEST
 from tests.test_loop_lab import SharedWorkspaceTestCase
-from verifier.records import CourseFiles, combined_fingerprint
+from verifier.records import SCHEMA, CourseFiles, combined_fingerprint
 from verifier.findings import Finding
 
 
@@ -144,6 +144,30 @@ class EditedCourseFileTest(PitfallTestCase):
             self.assertIsNone(pitfalls.edited(workspace, CourseFiles(workspace)))
 
 
+    def test_a_course_file_edited_before_any_loop_ran_is_named_from_this_versions_line(self):
+        workspace = self.workspace("edited-first")
+        for folder in ("loop-runs", "runs"):
+            shutil.rmtree(workspace / folder)
+        task = workspace / "docs" / "loop" / "TASK.md"
+        original = task.read_bytes()
+        task.write_bytes(original + "\n我的笔记\n".encode("utf-8"))
+        quietly(loop_lab.run_loop, workspace, "repair-01", "repair")  # recorded the edited file: no release
+        line = {"release": "2026-12-01（本课）", "schema": SCHEMA, "files": CourseFiles(self.root).entries()}
+        out = workspace.parent / "张三.zip"
+        with mock.patch.object(releases, "_known", {"e" * 64: dict(line, release="更早"), self.release: line}):
+            code, stdout, stderr = self.pack(workspace, out)
+            self.assertEqual((code, stdout, out.exists()), (2, "", False))
+            self.assertIn("docs/loop/TASK.md 与课程发布时的原样（2026-12-01（本课））不同。改动在运行任何循环之前", stderr)
+            self.assertIn("改动之后运行的 1 个循环（repair-01）用的是改过的文件", stderr)
+            task.write_bytes(original)
+            code, stdout, stderr = self.pack(workspace, out)  # restored: packed; that loop fails at the teacher's
+            self.assertEqual((code, self.assertSameRowAsTheTeacher(stdout, out)["result"]), (1, "fail"), stderr)
+        for table in ({self.release: dict(line, files=None)}, {self.release: dict(line, schema="loop-run/3")},
+                      {self.release: line, "d" * 64: {"release": "今天的版本", "schema": SCHEMA}}):
+            with self.subTest(table), mock.patch.object(releases, "_known", table):  # no line keeps today's files
+                task.write_bytes(original + b"\n")
+                self.assertIsNone(pitfalls.edited(workspace, CourseFiles(workspace)))
+
     def test_of_the_releases_the_loops_recorded_the_latest_is_the_reference(self):
         workspace = self.workspace()
         record_file = workspace / "loop-runs" / "budget-01" / "loop.json"
@@ -231,6 +255,23 @@ class DeletedEvidenceTest(PitfallTestCase):
         shutil.copytree(source, workspace / "runs" / "repair-01-02")  # cp -R, as said
         code, stdout, stderr = self.pack(workspace, workspace.parent / "张三-2.zip")
         self.assertEqual((code, json.loads(stdout)["result"]), (0, "pass"), stderr)
+
+    def test_an_attempt_cut_before_its_child_was_made_is_no_deleted_child(self):
+        workspace = self.workspace()
+        shutil.rmtree(workspace / "loop-runs" / "stuck-01")  # a row that is no pass: what is gone is looked for
+        for child in (workspace / "runs").glob("stuck-01-*"):
+            shutil.rmtree(child)
+        quietly(loop_lab.run_loop, workspace, "slow-01", "slow", sleep=mock.Mock(side_effect=KeyboardInterrupt))
+        out = workspace.parent / "张三.zip"
+        code, stdout, stderr = self.pack(workspace, out)
+        row = self.assertSameRowAsTheTeacher(stdout, out)
+        self.assertEqual((code, row["result"], row["note_kinds"]), (1, "incomplete", ["cut_short"]), stderr)
+        self.assertEqual(pitfalls.missing_children(workspace, out), [])
+        record_file = workspace / "loop-runs" / "slow-01" / "loop.json"
+        record = json.loads(record_file.read_bytes())
+        record["attempts"][0]["state"] = "done"  # as if it had finished: then its child is evidence deleted
+        record_file.write_text(json.dumps(record), encoding="utf-8")
+        self.assertEqual([gone.child for gone in pitfalls.missing_children(workspace, out)], ["runs/slow-01-01"])
 
     def test_a_classmates_copy_is_never_offered_but_an_earlier_hand_in_is(self):
         workspace = self.workspace()

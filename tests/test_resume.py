@@ -23,7 +23,7 @@ import export_review
 import harness
 import loop_lab
 from machinery import resume
-from tests.support import PYTHON, not_on_windows
+from tests.support import PYTHON, kinds_in, not_on_windows
 from tests.test_loop_lab import LoopTestCase
 
 
@@ -135,6 +135,23 @@ class InterruptionPointTest(ResumeTestCase):
                          ("done", "failed", "ValidationError", child["finished_at"]))
         self.assertEqual(first["finished_offset"], record["segments"][0]["elapsed_seconds"])  # the segment's end
         self.assertEqual(first["decision"]["reason"], "first_failure")
+
+    def test_slow_killed_after_its_child_ran_on_past_its_segments_last_reading(self):
+        # killed outright (the record left running) once slow's child finished: the 3 s wait and the child ran after
+        # the last reading the segment saved, so their wall times are no clock step and a child of any length fits
+        with contextlib.suppress(SystemExit), contextlib.redirect_stderr(io.StringIO()):
+            loop_lab.run_loop(self.root, "ran-on", "slow", **self.clocks.options(
+                check_child=mock.Mock(side_effect=SystemExit)))
+        verdict = self.verdict("ran-on")
+        self.assertEqual((verdict["result"], {"clock_slept", "clock_set_back"} & set(kinds_in(verdict))),
+                         ("needs_human", set()), verdict)
+        child = self.root / "runs" / "ran-on-01" / "run.json"
+        run = json.loads(child.read_text(encoding="utf-8"))
+        child.write_text(json.dumps(dict(run, duration_seconds=0.5)), encoding="utf-8")  # a slow machine's harness
+        record, code = self.resume("ran-on", gap=5)
+        self.assertEndsAsUninterrupted("ran-on", record, code, ("needs_review", "mechanical_pass", 2, 0),
+                                       ["ran-on-01", "ran-on-02"])
+        self.assertEqual(record["attempts"][0]["resume"]["found"], "complete_child")
 
     def test_stuck_cut_after_its_first_child_still_stalls_after_two(self):
         self.cut_after_child("stuck-cut", "stuck")
@@ -303,6 +320,19 @@ class RefusalTest(ResumeTestCase):
         sample.write_bytes(sample.read_bytes() + b"\n")
         self.assertRefused("changed", "循环开始后这些受监视的文件变了：samples/valid.json")
 
+    def test_a_resume_that_could_not_begin_says_the_record_stays(self):
+        self.cut_in_wait("not-begun")
+        before = self.snapshot()
+        for cause, code, line in ((KeyboardInterrupt, 130, "interrupted"), (PermissionError(13, "denied", "x"), 1,
+                                                                            "needs_human")):
+            with self.subTest(cause=cause), mock.patch.object(resume, "verifier_problems", side_effect=cause):
+                exit_code, stdout, stderr = self.main("--resume", "not-begun")
+            self.assertEqual((exit_code, json.loads(stdout)["status"], self.snapshot()), (code, line, before))
+            self.assertIn("续跑", stderr)  # the wording guarded: a resume, its loop named, nothing created or left
+            self.assertIn("循环 not-begun 的记录原样留着", stderr)
+            self.assertNotIn("没有创建任何记录", stderr)
+            self.assertNotIn("什么记录都没有留下", stderr)
+
     def test_a_forged_interrupted_record_fails_the_verifier_first(self):
         self.cut_after_child("forged")
         path = self.root / "loop-runs" / "forged" / "loop.json"
@@ -364,6 +394,31 @@ class LockTest(ResumeTestCase):
             lock = resume.LoopLock(folder)
             self.assertTrue(lock.acquire())
             lock.release()
+
+
+class UnknownNameTest(ResumeTestCase):
+    """A mistyped name, in a workspace of its own: the loops here that a resume could continue are named."""
+
+    def refused(self, name):
+        code, stdout, stderr = self.main("--resume", name)
+        self.assertEqual((code, stdout), (2, ""), stderr)
+        return stderr.split("（名称不区分大小写）；", 1)[1].split("。", 1)[0]
+
+    def test_the_loops_that_could_be_resumed_are_named(self):
+        self.assertEqual(self.refused("cut-l"), "这里没有可以续跑的循环")
+        self.loop("done", "semantic")
+        self.cut_in_wait("model-like")
+        record_file = self.root / "loop-runs" / "model-like" / "loop.json"
+        record = json.loads(record_file.read_text(encoding="utf-8"))
+        self.assertEqual(record["status"], "interrupted")
+        record_file.write_text(json.dumps(dict(record, scenario="model")), encoding="utf-8")  # never resumed
+        for number in range(1, 6):  # five are named
+            self.cut_in_wait(f"cut-{number}")
+        import shutil
+        shutil.copytree(self.root / "loop-runs" / "cut-1", self.root / "loop-runs" / "cut-1 - 副本")  # no loop of its own
+        self.assertEqual(self.refused("cut-l"), "这里可以续跑的是：cut-1、cut-2、cut-3、cut-4、cut-5")
+        self.cut_in_wait("cut-6")
+        self.assertEqual(self.refused("cut-l"), "这里可以续跑的是：cut-1、cut-2、cut-3、cut-4、cut-5 等 6 个")
 
 
 class RealSignalTest(ResumeTestCase):

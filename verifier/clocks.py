@@ -31,6 +31,9 @@ CHECK_GAP = 2
 COARSE = 0.05
 # docs/loop/TASK.md: in each attempt of `slow` a stand-in tool waits this long before the harness runs.
 TOOL_WAIT = {"slow": 3}
+# What a resume found of the attempt in flight when its segment ended (verifier/resumed.py): that attempt's own
+# finish was never read in the segment it ran in.
+IN_FLIGHT = ("no_child", "partial_child", "complete_child")
 
 
 class Reading:
@@ -108,7 +111,7 @@ def child_problems(record, durations):
     problems = []
     for number, entry in enumerate(record["attempts"], 1):
         duration = durations.get(number)
-        finished = entry["finished_offset"] if entry["finished_offset"] is not None else attempt_end(record, number)
+        finished = child_until(record, number)
         known = is_reading(duration) and finished is not None
         if not known or round(duration - finished + entry["started_offset"], 3) <= COARSE:
             continue
@@ -129,6 +132,28 @@ def attempt_end(record, number):
     """The last reading attempt NUMBER can have run to: the end of the segment it started in (or of the record)."""
     plan = Segments(record)
     return plan.end(plan.started_in(number)) if plan.list else last_reading(record)
+
+
+def child_until(record, number):
+    """The last reading attempt NUMBER's child can have run to: the attempt's finish, or where it was cut off the end
+    of its segment; None when not known (an older record still running, or the attempt ran on: ran_on)."""
+    finished = record["attempts"][number - 1]["finished_offset"]
+    if ran_on(record, number):
+        return None
+    return finished if finished is not None else attempt_end(record, number)
+
+
+def ran_on(record, number):
+    """Whether attempt NUMBER may have run on past the last reading of its segment: it was still in flight (judged at
+    a resume for what its child left, or not finished while the record is still running) when its segment ended
+    killed, the segment's elapsed_seconds then only a lower bound. Its child and its wait then took unknown time."""
+    plan = Segments(record)
+    if not plan.list:
+        return False
+    k, entry = plan.started_in(number), record["attempts"][number - 1]
+    killed = plan.list[k].get("lower_bound") is True or (k == len(plan.list) - 1 and record["status"] == "running")
+    found = (entry.get("resume") or {}).get("found")
+    return killed and (found in IN_FLIGHT or found is None and entry["finished_offset"] is None)
 
 
 def anchor_problems(record):
@@ -239,7 +264,7 @@ def attempt_events(record, number, children, paired, shift):
     adopted at a resume finished with its child: its finished_at is the child's, before the end of its segment."""
     entry = record["attempts"][number - 1]
     started, finished = entry["started_offset"], entry["finished_offset"]
-    until = finished if finished is not None else attempt_end(record, number)  # the child ran inside its attempt
+    until = child_until(record, number)  # the child ran inside its attempt
     until = float("inf") if until is None else until
     child, child_started, child_finished, duration = children.get(number, (None, None, None, None))
     ran = duration if is_reading(duration) and duration <= until - started else 0
@@ -252,7 +277,7 @@ def attempt_events(record, number, children, paired, shift):
     if finished is not None:
         adopted = (entry.get("resume") or {}).get("found") == "complete_child"
         events.append(Event(Finding("reading_attempt", number=number, field="finished_at"), entry["finished_at"],
-                            started + ran if adopted else finished, finished, shift=shift))
+                            started + ran if adopted else finished, until if adopted else finished, shift=shift))
     return events
 
 
