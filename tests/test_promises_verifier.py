@@ -31,6 +31,12 @@ def interrupt_after_child(root, name, sample):
     raise KeyboardInterrupt  # Ctrl-C after the child ended, before the loop wrote the attempt's end
 
 
+def second_child_broken(root, name, sample):
+    if name.endswith("-02"):
+        raise RuntimeError("磁盘出了问题")  # the loop stops for a person after attempt 2: unexpected_error
+    return harness.run_harness(root, name, sample)
+
+
 def rewrite(path, change):
     record = json.loads(path.read_text(encoding="utf-8"))
     change(record)
@@ -194,26 +200,17 @@ class ChildPromiseTest(PromiseTestCase):
         self.assertNotIn("需要人工查看", " ".join(self.verdict("longer")["problems"]))
 
     def test_an_earlier_child_that_fails_its_check_fails_the_loop_whatever_stopped_it(self):
-        def run_child(root, name, sample):
-            if name.endswith("-02"):
-                raise RuntimeError("磁盘出了问题")
-            return harness.run_harness(root, name, sample)
         with contextlib.redirect_stderr(io.StringIO()):
-            record, _ = loop_lab.run_loop(self.root, "broke", "repair", run_child=run_child)
+            record, _ = loop_lab.run_loop(self.root, "broke", "repair", run_child=second_child_broken)
         self.assertEqual((record["reason"], len(record["attempts"])), ("unexpected_error", 2))
         self.assertResult("broke", "needs_human")
         copy = self.root / "runs" / "broke-01" / "input" / "candidate.json"
         copy.write_bytes(copy.read_bytes() + b" ")  # attempt 1's evidence edited afterwards
         self.assertResult("broke", "fail", "child_failed", "runs/broke-01")
 
-
     def test_an_earlier_attempt_recorded_as_stopping_for_an_error_it_did_not_show_is_contradicted(self):
-        def run_child(root, name, sample):
-            if name.endswith("-02"):
-                raise RuntimeError("磁盘出了问题")
-            return harness.run_harness(root, name, sample)
         with contextlib.redirect_stderr(io.StringIO()):
-            loop_lab.run_loop(self.root, "broke-early", "repair", run_child=run_child)
+            loop_lab.run_loop(self.root, "broke-early", "repair", run_child=second_child_broken)
         self.assertResult("broke-early", "needs_human")
         # attempt 1's check passed and its child asked to go on: only the last attempt may carry the error's stop
         self.forge("broke-early", lambda rec: rec["attempts"][0]["decision"].update(next="stop",
