@@ -125,4 +125,9 @@ FRESH_MUTANTS = [
                       'past_cap"'),
          promise='服务端要求等待超过 60 秒时不再重试：重试了的记录失败',
          tests=QUESTION),
+    dict(id='fresh-page-links-anywhere', file='verifier/page.py',
+         original='inside = within is None or Path(os.path.abspath(target)).is_relative_to(os.path.abspath(within))',
+         replacement='inside = True',
+         promise='页面只链接记录自己的路径中位于工作区里的那些：指向工作区之外的只显示为文字',
+         tests=('tests.test_pages',)),
 ]

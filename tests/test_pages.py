@@ -324,6 +324,13 @@ class LoopPageTest(SelfContained, SharedWorkspaceTestCase):
         for target in targets:
             self.assertTrue(os.path.lexists(target), target)
 
+    def test_a_path_a_record_names_outside_its_workspace_is_text_never_linked(self):
+        from verifier import page as loop_page
+        # a hand-off's `inspect` is the record's own word: "../" reaches the teacher's folders beside the workspace
+        inside = loop_page.link(self.root / "runs", "runs", self.root, within=self.root)
+        outside = loop_page.link(self.root.parent, "..", self.root, within=self.root)
+        self.assertEqual((inside.startswith("<a href="), outside.startswith("<a ")), (True, False))
+
     def test_evidence_that_is_gone_is_named_as_text_never_linked(self):
         self.renamed("repair-01", "gone")
         shutil.rmtree(self.root / "runs" / "gone-01")
