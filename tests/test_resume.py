@@ -265,6 +265,13 @@ class BudgetTest(ResumeTestCase):
         self.assertTrue(5 <= used < 5.5 and 3 <= second["elapsed_seconds"] < 3.5, record["segments"])
         self.assertTrue(3600 <= second["gap_seconds"] < 3601, second)  # recorded, never counted
 
+    def test_a_wall_clock_set_back_before_the_resume_is_recorded_as_a_negative_gap(self):
+        self.cut_in_wait("back", max_seconds=4)
+        record, code = self.resume("back", gap=-60)  # NTP moved the clock a minute back meanwhile
+        gap = record["segments"][1]["gap_seconds"]
+        self.assertTrue(-60 <= gap < -59, record["segments"])
+        self.assertEqual(verified_here(self.root, self.root / "loop-runs" / "back"), [])
+
     def test_slow_with_a_one_second_budget_cut_after_its_child_stops_before_round_2(self):
         self.cut_after_child("slow-1s", "slow", max_seconds=1)
         record, code = self.resume("slow-1s")
