@@ -118,7 +118,8 @@ def section(number, row, item, page_dir, download, for_student=None):
     private = for_student or (lambda said: said)
     place = item.entry_name if for_student else item.entry
     lasting = None if for_student or download else item.path
-    parts = [head, f"<p>提交：{link(lasting, place, page_dir) if lasting else text(place)}（{text(item.source)}）"
+    parts = [head, f"<p>提交：{link(lasting, place, page_dir, within=Path(lasting).parent) if lasting else text(place)}"
+             f"（{text(item.source)}）"
              + (f"，工作区在其中的 <span class=\"path\">{text(item.where)}</span>" if item.where else "") + "。</p>",
              reasons_list(item.reasons, for_student, private), findings_list(item.notes, student=bool(for_student),
                                                                              private=private)]

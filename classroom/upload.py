@@ -163,15 +163,28 @@ def reached_file(text):
 
 
 def outputs_problem(args, file_names, roster):
-    """Why --feedback or --grades cannot be written, once the hand-ins and the roster are known; or None."""
+    """Why --feedback or --grades cannot be written, once the hand-ins and the roster are known; or None. No other
+    output is one of the feedback folder's files (FILE_NAMES): written after it, the class's grades, report or page
+    would be handed to that student as their own feedback; written before it, lost."""
     if args.feedback:
-        problem = class_report.feedback_problem(args.feedback, args.submissions, file_names)
+        problem = class_report.feedback_problem(args.feedback, args.submissions, file_names) or feedback_clash(
+            args, {reached_file(Path(args.feedback) / name): name for name in file_names})
         if problem:
             return problem
     if args.grades:
         header = roster.path and first_line(roster.path)
         return target_problem(args.grades, args.submissions, "成绩文件",
                               lambda path: header is not None and first_line(path) == header)
+    return None
+
+
+def feedback_clash(args, feedback):
+    """The output of ARGS that is one of the feedback files (FEEDBACK: the file each reaches -> its name), or None."""
+    for option, text in (("--report", args.report), ("--csv", args.csv_file), ("--grades", args.grades),
+                         ("--feedback-zip", args.feedback_zip), ("--html", args.html)):
+        if text and reached_file(text) in feedback:
+            return (f"{option} {text} 是 --feedback 要写的反馈文件 {feedback[reached_file(text)]}（也许经由链接或另一种"
+                    "写法指向它）：那位学生会收到全班的结果。请把它写到反馈文件夹之外，例如当前文件夹。")
     return None
 
 

@@ -11,7 +11,8 @@ What it guarantees:
   very same instant are not told apart there: a stated limit). The file stays when the lock is released.
 - `open_loop()`: before a resume touches anything, in this order, each refusal a `Refused` with the reason in Chinese
   (the command exits 2, nothing is written): the loop folder exists (any case); its lock is free (the loop is not live,
-  not being resumed); its record is of today's schema (an older one is refused: it cannot carry segments), of its own
+  not being resumed; a lock file that cannot be opened, say a folder in its place, is a refusal too); its record is
+  of today's schema (an older one is refused: it cannot carry segments), of its own
   folder, of a scripted scenario (a model loop's proposals live in its process) and stopped `interrupted` or left
   `running` (every other stop is final); verify_loop.py, run as a process of its own (so nothing
   of the verifier runs in the loop's process), finds nothing `fail`; the watched files are those of the record.
@@ -147,7 +148,13 @@ def open_loop(root, name, schema, current_files):
     schema; CURRENT_FILES() the fingerprint entries of the watched files as they are now."""
     folder = loop_folder(Path(root), name, schema)
     lock = LoopLock(folder)
-    if not lock.acquire():
+    try:
+        acquired = lock.acquire()
+    except OSError as exc:  # a folder in its place, no permission: nothing is touched, the file is named
+        error = type(exc).__name__
+        raise Refused(f"{cli.display_path(lock.path)} 打不开（{cli.gloss(error)}（{error}））：没有这个循环的锁，就分不清它"
+                      "是否还在运行，不能续跑。请把它恢复成一个普通文件（或移走它）后再续跑。") from None
+    if not acquired:
         raise Refused(f"{cli.display_path(folder)} 的循环还在运行，或正被另一个 --resume 续跑（它的锁 "
                       f"{cli.display_path(lock.path)} 被占着）：同一个循环只能有一个进程在做。等它结束后再看它停在哪里。")
     try:

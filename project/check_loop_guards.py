@@ -491,7 +491,8 @@ def deadline_holds(lab):
     seconds = time.monotonic() - started
     expect_stop(run, "api_error", 3)
     expect("超时" in run.outcome.answer, f"说明应提到超时：{run.outcome.answer}")
-    expect(seconds < 3 * DEADLINE + 0.5, f"3 次请求各 {DEADLINE:g} 秒为限，却用了 {seconds:.2f} 秒")
+    # without the deadline a reply takes 25 s a request: 2 s of slack is a busy machine, never a missing deadline
+    expect(seconds < 3 * DEADLINE + 2, f"3 次请求各 {DEADLINE:g} 秒为限，却用了 {seconds:.2f} 秒")
     return (f"每 {TRICKLE_SECONDS:g} 秒 1 个字节，期限 {DEADLINE:g} 秒：3 次请求共 {seconds:.2f} 秒后停下"
             f"（等待 {run.sleeps} 只记录不睡）")
 

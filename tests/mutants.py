@@ -557,7 +557,17 @@ MUTANTS = [
          replacement="        self.check_old_evidence(outcomes)\n",
          promise="旧格式循环旁边多出一个未记录的子运行，也是藏起来的尝试（fail）",
          tests=VERIFY),
-
+    # --- this tool's own runs of tests (tests/mutation.py) ----------------------------------------------------
+    dict(id="mutation-escaped-process-left", file="tests/mutation.py",
+         original="                os.kill(pid, signal.SIGKILL)\n",
+         replacement="                pass\n",
+         promise="测试另立会话启动的进程（服务器、子进程）也随这次测试结束，不会留下来",
+         tests=("tests.test_mutation_check",)),
+    dict(id="mutation-starts-after-ctrl-c", file="tests/mutation.py",
+         original='            if STOPPED.is_set():\n                return "stopped", 0.0, []\n',
+         replacement="",
+         promise="按了 Ctrl-C 之后不再开始新的一次测试",
+         tests=("tests.test_mutation_check",)),
 ]
 
 
@@ -569,7 +579,8 @@ from tests.mutants_resume import RESUME_MUTANTS  # noqa: E402  (the resume: its 
 from tests.mutants_pages import PAGE_MUTANTS  # noqa: E402  (findings with kinds, the --html pages)
 from tests.mutants_classroom import CLASSROOM_MUTANTS  # noqa: E402  (names, copies, platforms, roster, grades, --pack)
 from tests.mutants_question import QUESTION_MUTANTS  # noqa: E402  (the question's deadline, verify_ask, its recorder)
+from tests.mutants_attack import ATTACK_MUTANTS  # noqa: E402  (outputs on a feedback file, a model loop's segments)
 from tests.mutants_fresh import FRESH_MUTANTS  # noqa: E402  (bugs planted by one who had not read these lists)
 
 MUTANTS += (CLASSROOM_MUTANTS + QUESTION_MUTANTS + ANSWER_MUTANTS + LEARNER_MUTANTS + VERIFIER_MUTANTS + MODEL_MUTANTS
-            + RESUME_MUTANTS + PAGE_MUTANTS + FRESH_MUTANTS)
+            + RESUME_MUTANTS + PAGE_MUTANTS + ATTACK_MUTANTS + FRESH_MUTANTS)

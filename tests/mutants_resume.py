@@ -10,7 +10,7 @@ RESUME = ("tests.test_resume", "tests.test_verify_resumed")
 RESUME_MUTANTS = [
     # --- the loop's side ------------------------------------------------------------------------------------
     dict(id="resume-lock-not-asked", file="machinery/resume.py",
-         original="    if not lock.acquire():\n", replacement="    if not lock.acquire() and False:\n",
+         original="    if not acquired:\n", replacement="    if not acquired and False:\n",
          promise="循环还活着或正被另一个 --resume 续跑时（锁被占着），续跑以退出码 2 拒绝",
          tests=RESUME),
     dict(id="resume-loop-takes-no-lock", file="loop_lab.py",

@@ -16,16 +16,22 @@ moved on since the list was written) is an anchor problem, its own category, nam
 and file: never run, never counted as killed. Equivalent mutants (the entry says why) are listed, not run,
 and left out of the score. Progress, the summary and the --list go to stderr in Chinese; stdout gets one
 JSON line with the figures. Exit 0 when at least 90% of the mutants run are killed and no anchor is
-missing, else 1; 2 for bad arguments; 130 on Ctrl-C (the tests running then are ended). Standard library
-only; not collected by `python3 -m unittest` (its name is no test*.py); not part of CI (it takes minutes).
+missing, else 1; 2 for bad arguments; 130 on Ctrl-C (the tests running then are ended, and none starts).
+Each run of tests has a process group of its own and ends with everything it started: the group, and on Linux
+also what left the group for a session of its own (found by a mark in its environment), so no server or child
+of a mutant's tests outlives them; where there are no groups (Windows) the test process itself, as the loop
+does (machinery/executor.py). Standard library only; not collected by `python3 -m unittest` (its name is no
+test*.py); not part of CI (it takes minutes).
 """
 import sys  # noqa: E402 (the next three lines run on any Python: the workspace's cli.py refuses an old one)
 from pathlib import Path  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import cli  # noqa: E402,F401
 import argparse
+import contextlib
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -37,6 +43,7 @@ from concurrent.futures import ThreadPoolExecutor
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from cli import use_safe_console  # noqa: E402  (the workspace's console plumbing)
+from machinery.executor import own_group, signal_group  # noqa: E402  (the loop's process groups)
 from tests.mutants import MUTANTS  # noqa: E402  (the data: one entry per mutant)
 
 SKIP = {".git", "runs", "loop-runs", "__pycache__"}
@@ -44,7 +51,10 @@ TARGET = 0.9  # the share of non-equivalent mutants that must be killed
 # a memory-backed folder where there is one: a copy of the workspace takes milliseconds there
 TEMP = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
 SAID = threading.Lock()
-RUNNING = set()  # the test processes running now: ended with their groups on Ctrl-C
+MARK = "LESSON_MUTATION_RUN"  # in the environment of every process a run of tests starts: how end_run finds them
+RUNNING = {}  # the test processes running now, with their runs' marks: ended with what they started on Ctrl-C
+STARTING = threading.Lock()  # held while a run starts and while Ctrl-C takes the list of runs to end
+STOPPED = threading.Event()  # set on Ctrl-C: no run starts after it
 
 
 def say(text):
@@ -73,34 +83,70 @@ def copy_workspace(into):
 
 
 def run_tests(folder, modules, timeout):
-    """("passed" | "failed" | "timeout", seconds, what the tests printed on stderr) in the copy FOLDER."""
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONIOENCODING="utf-8")
+    """("passed" | "failed" | "timeout" | "stopped", seconds, what the tests printed on stderr) in the copy FOLDER.
+
+    The tests run in a process group of their own (machinery/executor.py's options), ended with everything they
+    started when they finish, time out or are interrupted (end_run). After a Ctrl-C no run starts: "stopped".
+    """
+    mark = secrets.token_hex(8)
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONIOENCODING="utf-8", **{MARK: mark})
     env.pop("DEEPSEEK_API_KEY", None)
     started = time.monotonic()
-    child = subprocess.Popen([sys.executable, "-m", "unittest", *modules], cwd=folder, env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-    RUNNING.add(child)
-    try:
-        _, err = child.communicate(timeout=timeout)
-        outcome = "passed" if child.returncode == 0 else "failed"
-    except subprocess.TimeoutExpired:
-        outcome, err = "timeout", b""
-    finally:  # whatever the tests started goes too (their group), also on Ctrl-C
-        with_group(child, signal.SIGKILL)
-        child.wait()
-        RUNNING.discard(child)
-    return outcome, time.monotonic() - started, err.decode("utf-8", "replace").strip().splitlines()
+    with tempfile.TemporaryFile() as said:  # not a pipe: a process the tests leave would hold it open past them
+        with STARTING:  # a run is either refused after a Ctrl-C or known to the Ctrl-C that ends it
+            if STOPPED.is_set():
+                return "stopped", 0.0, []
+            child = subprocess.Popen([sys.executable, "-m", "unittest", *modules], cwd=folder, env=env,
+                                     stdout=subprocess.DEVNULL, stderr=said, **own_group())
+            RUNNING[child] = mark
+        try:
+            outcome = "passed" if child.wait(timeout=timeout) == 0 else "failed"
+        except subprocess.TimeoutExpired:
+            outcome = "timeout"
+        finally:
+            end_run(child, mark)
+            RUNNING.pop(child, None)
+        said.seek(0)
+        err = said.read()
+    return ("stopped" if STOPPED.is_set() else outcome), time.monotonic() - started, \
+        err.decode("utf-8", "replace").strip().splitlines()
 
 
-def with_group(child, number):
-    """NUMBER to CHILD's process group (it leads one): whatever the tests started ends with them."""
-    if not hasattr(os, "killpg"):  # Windows: no groups, the child itself
-        child.kill()
-        return
-    try:
-        os.killpg(child.pid, number)
-    except (ProcessLookupError, PermissionError):
-        pass
+def end_run(child, mark):
+    """Ends CHILD's process group (the child alone where there are no groups, as machinery/executor.py does), then
+    every process still carrying MARK in its environment: one that left the group for a session of its own (the
+    loop's attempts and its model server do, a mutant may keep them alive) still does, and Linux shows it in /proc."""
+    signal_group(child, "SIGKILL")
+    child.wait()
+    for _ in range(3):  # one ended between two looks may have started another
+        left = marked(mark)
+        for pid in left:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        if not left:
+            return
+
+
+def marked(mark):
+    """The ids of the processes whose environment holds MARK=mark (none where there is no /proc to read it)."""
+    wanted, found = f"{MARK}={mark}".encode("ascii") + b"\0", []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError):
+                    with open(f"/proc/{entry.name}/environ", "rb") as environ:
+                        if wanted in environ.read() + b"\0":
+                            found.append(int(entry.name))
+    return found
+
+
+def stop_all():
+    """Ctrl-C: no run starts any more, and every run going now is ended with what it started."""
+    with STARTING:
+        STOPPED.set()
+        running = list(RUNNING.items())
+    for child, mark in running:
+        end_run(child, mark)
 
 
 def try_mutant(mutant, timeout):
@@ -207,7 +253,8 @@ def main(argv=None):
 
     def one(mutant):
         outcome, seconds, failed = try_mutant(mutant, args.timeout)
-        word = {"passed": "存活", "failed": "杀死", "timeout": f"超时杀死（超过 {args.timeout:g} 秒，测试挂住了）"}[outcome]
+        word = {"passed": "存活", "failed": "杀死", "timeout": f"超时杀死（超过 {args.timeout:g} 秒，测试挂住了）",
+                "stopped": "已中断，不计入结果"}[outcome]
         with SAID:
             done.append(mutant)
             print(f"[{len(done)}/{len(runnable)}] {word}：{mutant['id']}（{seconds:.1f} 秒）", file=sys.stderr, flush=True)
@@ -220,8 +267,7 @@ def main(argv=None):
         results = list(pool.map(one, runnable))
     except KeyboardInterrupt:
         pool.shutdown(wait=False, cancel_futures=True)
-        for child in list(RUNNING):
-            with_group(child, signal.SIGKILL)
+        stop_all()
         raise
     pool.shutdown()
     figures = summary(results, anchors, equivalent, time.monotonic() - started)

@@ -15,7 +15,7 @@ import unittest
 
 from tests.assistant_heldout import CONVERSATIONS, HELD_OUT
 from tests.support import ROOT
-from tests.test_assistant_questions import ANSWERS, DEV, QUESTIONS, quotes_of, verbatim_pieces
+from tests.test_assistant_questions import ANSWERS, DEV, QUESTIONS, asked_alone, quotes_of, verbatim_pieces
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, str(ROOT / "project"))
@@ -40,7 +40,7 @@ def shares(items):
     holds = wrong = 0
     for note, question, phrases in items:
         phrases = (phrases,) if isinstance(phrases, str) else phrases
-        text, cited = shown(ask(question))
+        text, cited = shown(asked_alone(question)[0].answer)
         holds += all(phrase in text for phrase in phrases)
         wrong += bool(cited) and note not in cited
     return holds, wrong
@@ -69,8 +69,7 @@ class HonestWhenUnsure(unittest.TestCase):
     def test_every_shown_piece_is_verbatim_and_within_about_240_characters(self):
         for note, question, _ in HELD_OUT:
             with self.subTest(question=question):
-                answer = ask(question)
-                text, cited = shown(answer)
+                text, cited = shown(asked_alone(question)[0].answer)
                 self.assertLessEqual(len(text), showing.MAX_SHOWN + 10)  # + the line breaks of a list
                 for piece in verbatim_pieces(text):
                     self.assertTrue(any(piece in LOADED[note_id].text for note_id in cited), piece)

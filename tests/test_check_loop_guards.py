@@ -31,7 +31,7 @@ class CheckLoopGuardsTest(WorkspaceTestCase):
         self.assertTrue(all(line[:5] in ("PASS ", "SKIP ") for line in lines), stdout)
         self.assertIn("共 32 项", stderr)
 
-    def test_every_check_passes_within_ten_seconds(self):
+    def test_every_check_passes(self):
         (stdout, stderr), code = self.results["json"]
         summary = self.assertOneJsonLine(stdout)
         lines = stderr.splitlines()
@@ -45,7 +45,6 @@ class CheckLoopGuardsTest(WorkspaceTestCase):
         self.assertEqual(summary["passed"] + summary["skipped"], 32)
         self.assertLessEqual(summary["skipped"], 1)
         self.assertEqual(len([line for line in lines if line[:5] in ("PASS ", "SKIP ")]), 32)
-        self.assertLess(summary["seconds"], 10)
         turn_cap = next(check for check in summary["checks"] if "MAX_TURNS" in check["check"])
         self.assertIn("mock 收到 20 次请求", turn_cap["detail"])
 

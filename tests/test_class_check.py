@@ -1,7 +1,8 @@
 """Tests of `verify_loop.py --class`: a class handed in every way a platform, a student or an attacker would.
 
-The loops are made once per test class in a copy of the workspace (loop_lab in-process); every student gets
-a copy of them with fresh record identifiers (as if each had run the lesson), then the class folder is built:
+The loops are made once in a copy of the workspace (loop_lab in-process); every student gets
+a copy of them with fresh record identifiers (as if each had run the lesson), then the class folder is built
+(once in a run of the suite, then copied into each test class's own copy of the workspace):
 honest workspaces packed every way (a per-student ZIP, Moodle's folder holding the ZIP, Explorer's "Extract
 All" nesting, an extra top folder, PowerShell's `\\`, GBK names, a macOS ZIP, the `--pack` ZIP), packaging
 mistakes (only loop-runs/, a clone whose evidence .gitignore left out), hostile ZIPs (a `../` member, an
@@ -10,6 +11,7 @@ an edited course file, a killed loop, a 5 MB reason), copies (byte-identical, re
 and names that try to fake a row or a formula. The check runs once, in-process, over that class; each test
 reads what it printed and wrote. The intake's own cases are in tests/test_class_intake.py.
 """
+import atexit
 import contextlib
 import csv
 import io
@@ -20,6 +22,7 @@ import re
 import secrets
 import shutil
 import string
+import tempfile
 import zipfile
 from pathlib import Path
 from unittest import mock
@@ -33,7 +36,7 @@ import harness
 import loop_lab
 import verify_loop
 from cli import visible
-from tests.support import assert_found
+from tests.support import _FAST_TEMP, assert_found
 from verifier import findings
 from verifier.check import checked_loop
 from tests.test_class_intake import RawInfo, zip_folder
@@ -54,6 +57,9 @@ EXPECTED = {  # student (from the entry's name) -> result
 }
 CHILDLESS = (("permission-01", "permission", {}), ("time-01", "repair", {"max_seconds": 0}))  # no child run, no runs/
 IDS = {"张三": "100001", "王五": "100003"}
+# RealClassTestCase's records and class folder, built by the first class of tests that needs them and copied for
+# the others (the build runs a dozen loops): {"folder": where they are kept, "odd_names": the names made}
+BUILT = {}
 STUDENT_NUMBERS = itertools.count(1)
 
 
@@ -130,7 +136,20 @@ class RealClassTestCase(SharedWorkspaceTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        made = cls.root / "made"
+        cls.made, cls.class_dir = cls.root / "made", cls.root / "交作业"
+        if BUILT:  # another class of tests built it already: the same records and class, copied
+            for folder in (cls.made, cls.class_dir):
+                shutil.copytree(BUILT["folder"] / folder.name, folder, symlinks=True)
+            cls.odd_names = list(BUILT["odd_names"])
+        else:
+            cls.build_records_and_class()
+        cls.checked = []
+        cls.code, cls.stdout, cls.stderr = in_process(cls.root, "--class", "交作业", *cls.OUTPUTS, checked=cls.checked)
+
+    @classmethod
+    def build_records_and_class(cls):
+        """The records made, the class folder built, and both kept aside in BUILT for the next class of tests."""
+        made = cls.made
         cls.make_records(made / "honest", HONEST, pack=made / "packed.zip")
         cls.make_records(made / "stopped", (("repair-02", "repair", {"run_child": broken_disk}),))
         sample = cls.root / "samples" / "semantic.json"
@@ -140,10 +159,12 @@ class RealClassTestCase(SharedWorkspaceTestCase):
                                            ("permission-01", "permission", {})))
         sample.write_bytes(original)
         cls.make_records(made / "childless", CHILDLESS, pack=made / "childless.zip")
-        cls.made, cls.class_dir = made, cls.root / "交作业"
         cls.build_class()
-        cls.checked = []
-        cls.code, cls.stdout, cls.stderr = in_process(cls.root, "--class", "交作业", *cls.OUTPUTS, checked=cls.checked)
+        kept = Path(tempfile.mkdtemp(prefix="lesson14-class-", dir=_FAST_TEMP))
+        atexit.register(shutil.rmtree, kept, ignore_errors=True)
+        for folder in (cls.made, cls.class_dir):
+            shutil.copytree(folder, kept / folder.name, symlinks=True)
+        BUILT.update(folder=kept, odd_names=list(cls.odd_names))
 
     @classmethod
     def make_records(cls, destination, loops, pack=None):

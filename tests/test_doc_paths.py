@@ -15,7 +15,10 @@ exercises' copy, the teacher's class folders), which are no top-level entries of
 """
 import ast
 import fnmatch
+import functools
+import io
 import re
+import tokenize
 import unittest
 import warnings
 
@@ -37,18 +40,28 @@ def texts():
         if rel in ("README.md", "AGENTS.md") or (rel.startswith("docs/") and rel.endswith(".md")):
             yield rel, (ROOT / rel).read_text(encoding="utf-8")
         elif rel.endswith(".py"):
-            with warnings.catch_warnings():  # a file's own escapes are not this test's business
-                warnings.simplefilter("ignore")
-                tree = ast.parse((ROOT / rel).read_text(encoding="utf-8"))
-            docstring = ast.get_docstring(tree, clean=False)
+            docstring = module_docstring((ROOT / rel).read_text(encoding="utf-8"))
             if docstring:
                 yield rel, docstring
 
 
+def module_docstring(text):
+    """ast.get_docstring(ast.parse(TEXT), clean=False), from TEXT's first statement alone: a docstring is the first
+    statement, and parsing every file whole took a second."""
+    lines = io.StringIO(text).readlines()
+    ends = (token.end[0] for token in tokenize.generate_tokens(iter(lines).__next__) if token.type == tokenize.NEWLINE)
+    with warnings.catch_warnings():  # a file's own escapes are not this test's business
+        warnings.simplefilter("ignore")
+        try:
+            tree = ast.parse("".join(lines[:next(ends, len(lines))]))
+        except SyntaxError:  # the first statement is compound (a def, a class): no docstring
+            return None
+    return ast.get_docstring(tree, clean=False)
+
+
 def missing_names(rel, text, shipped):
     """The workspace names in TEXT (of the file REL) that name nothing in SHIPPED (the workspace's files)."""
-    folders = {"/".join(parts[:i]) for parts in (f.split("/") for f in shipped) for i in range(1, len(parts))}
-    tops = {name.split("/")[0] for name in shipped} - GENERATED
+    folders, tops, file_names, entries = layout(tuple(shipped))
     bases = [""] + ([rel.rsplit("/", 1)[0] + "/"] if rel.endswith(".py") and "/" in rel else [])
     missing = []
     for token in TOKEN.findall(text):
@@ -56,20 +69,35 @@ def missing_names(rel, text, shipped):
         if PLACEHOLDER.search(name) or name in ELSEWHERE:
             continue
         if "/" not in name:
-            if not any(fnmatch.fnmatchcase(f.rsplit("/", 1)[-1], name) for f in shipped):
+            if not matched(name, file_names):
                 missing.append(name)
             continue
         first, _, rest = name.partition("/")
         if first in WORKSPACE_NAMES:  # the workspace itself: whatever follows is a name in it, unless made at run time
             name, first, bases = rest, rest.split("/")[0], [""]
             tops = tops | {first} - GENERATED
-        base = next((base for base in bases if (base + first) in tops | folders | set(shipped)), None)
+        base = next((base for base in bases if (base + first) in tops or (base + first) in entries), None)
         if base is None or not name:
             continue
         path = base + name.rstrip("/")
-        if not (path in folders or any(fnmatch.fnmatchcase(f, path) for f in shipped)):
+        if not (path in folders or matched(path, shipped)):
             missing.append(token)
     return missing
+
+
+@functools.lru_cache(maxsize=4)  # one layout for every text checked against it
+def layout(shipped):
+    """(folders, top-level names but GENERATED, file names, folders and files) of SHIPPED, a tuple of files."""
+    folders = {"/".join(parts[:i]) for parts in (f.split("/") for f in shipped) for i in range(1, len(parts))}
+    tops = {name.split("/")[0] for name in shipped} - GENERATED
+    return folders, tops, {f.rsplit("/", 1)[-1] for f in shipped}, folders | set(shipped)
+
+
+def matched(pattern, names):
+    """Whether PATTERN (a glob when it holds * ? or [, else a name) matches one of NAMES."""
+    if not any(char in pattern for char in "*?["):
+        return pattern in names
+    return any(fnmatch.fnmatchcase(name, pattern) for name in names)
 
 
 class DocumentedPathsTest(unittest.TestCase):

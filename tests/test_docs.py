@@ -41,7 +41,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tests.support import _FAST_TEMP, PYTHON, ROOT, WorkspaceTestCase, _ignore
+from tests.support import _FAST_TEMP, PYTHON, ROOT, WorkspaceTestCase, copy_workspace
 
 DOCUMENTS = ("README.md", "docs/loop/TEACHER.md", "docs/loop/EXERCISES.md", "docs/assistant/README.md",
              "docs/MAINTAINERS.md")
@@ -355,7 +355,7 @@ class BackgroundWalk:
     def __init__(self):
         self.holder = Path(tempfile.mkdtemp(prefix="lesson14-docs-", dir=_FAST_TEMP))
         root = self.holder / "copy" / "lesson-14"
-        shutil.copytree(ROOT, root, ignore=_ignore)
+        copy_workspace(root)
         self.process = subprocess.Popen([sys.executable, "-m", "tests.test_docs", "--walk", str(root)], cwd=ROOT,
                                         stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
         atexit.register(self.close)

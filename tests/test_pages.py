@@ -339,6 +339,23 @@ class LoopPageTest(SelfContained, SharedWorkspaceTestCase):
         outside = loop_page.link(self.root.parent, "..", self.root, within=self.root)
         self.assertEqual((inside.startswith("<a href="), outside.startswith("<a ")), (True, False))
 
+    def test_a_record_of_any_shape_still_gets_its_page(self):
+        self.renamed("permission-01", "shapeless")
+        record = self.root / "loop-runs" / "shapeless" / "loop.json"
+        original = record.read_bytes()
+        for path in ("loop-runs/shapeless", "shapeless.html"):
+            self.addCleanup(lambda path=self.root / path: shutil.rmtree(path) if path.is_dir() else path.unlink())
+        for change in ({"attempts": 2.5}, {"attempts": "runs/x-01"}, {"blocked_proposal": None},
+                       {"blocked_proposal": ["publish"]}, {"handoff": {"inspect": 3, "done": {}}}):
+            with self.subTest(change=change):
+                record.write_bytes(original)
+                forge(record, lambda rec: rec.update(change))
+                code, _, stderr = in_process(self.root, "loop-runs/shapeless", "--explain", "--html", "shapeless.html")
+                page = Page((self.root / "shapeless.html").read_text(encoding="utf-8"))
+                self.assertEqual(code, 1, stderr)
+                self.assertNotIn("check_crashed", page.kinds())
+                self.assertNotIn("无法逐轮说明的内容", stderr)  # --explain's own safety net
+
     def test_evidence_that_is_gone_is_named_as_text_never_linked(self):
         self.renamed("repair-01", "gone")
         shutil.rmtree(self.root / "runs" / "gone-01")
@@ -352,6 +369,30 @@ class LoopPageTest(SelfContained, SharedWorkspaceTestCase):
         self.assertIn(self.root / "runs" / "gone-02", targets)
         self.assertNotIn(self.root / "runs" / "gone-01", targets)
         self.assertIn("runs/gone-01", page.text())
+
+
+class LinkedEvidenceTest(SelfContained, SharedWorkspaceTestCase):
+    def test_nothing_reached_through_a_link_is_linked(self):
+        # a submission's link (its entry, a child folder) may point at another student's work or the teacher's files
+        RealClassTestCase.make_records.__func__(self, self.root / "made", HONEST[:1])
+        outside = self.root / "made"
+        student = shutil.copytree(outside, self.root / "linked" / "张三")
+        try:
+            shutil.rmtree(student / "runs" / "repair-01-01")
+            os.symlink(outside / "runs" / "repair-01-01", student / "runs" / "repair-01-01", target_is_directory=True)
+            os.symlink(outside, self.root / "linked" / "李四", target_is_directory=True)
+        except (OSError, NotImplementedError):  # Windows without the privilege
+            self.skipTest("这里不能创建符号链接")
+        code, _, stderr = in_process(self.root, "--class", "linked", "--html", "linked.html")
+        self.assertEqual(code, 1, stderr)
+        targets = self.targets(self.assertSelfContained(self.root / "linked.html"), self.root / "linked.html")
+        self.assertIn(student / "runs" / "repair-01-02", targets)  # the real evidence is linked
+        code, _, stderr = in_process(self.root, "linked/张三/loop-runs/repair-01", "--html", "loop.html")
+        self.assertEqual(code, 1, stderr)
+        loop_targets = self.targets(self.assertSelfContained(self.root / "loop.html"), self.root / "loop.html")
+        self.assertIn(student / "runs" / "repair-01-02", loop_targets)
+        for target in targets + loop_targets:
+            self.assertTrue(Path(os.path.realpath(target)).is_relative_to(os.path.realpath(student)), target)
 
 
 class PageTargetTest(SharedWorkspaceTestCase):

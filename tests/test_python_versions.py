@@ -9,6 +9,7 @@ and no warning while any module is compiled or imported.
 """
 import ast
 import contextlib
+import functools
 import io
 import json
 import os
@@ -16,7 +17,7 @@ import re
 import shutil
 import subprocess
 import sys
-import warnings
+import unittest
 from pathlib import Path
 from unittest import mock
 
@@ -65,6 +66,7 @@ def programs():
     return sorted(found)
 
 
+@functools.cache  # asked by more than one test; probing a pyenv shim costs a tenth of a second
 def old_pythons():
     """(version, command) of each older Python here that really runs: on PATH, under pyenv, or via `py -3.X`."""
     pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
@@ -76,7 +78,7 @@ def old_pythons():
             if command[0] and reports(command, version):
                 found.append((version, command))
                 break
-    return found
+    return tuple(found)
 
 
 def reports(command, version):
@@ -196,12 +198,11 @@ class SameOnEveryVersionTest(WorkspaceTestCase):
 
     def test_no_module_warns_when_compiled_or_imported(self):
         """A warning on start (3.12's SyntaxWarning for an invalid escape) reads to a learner as an error."""
+        # Every module imported from its source (no bytecode is written or copied), each compiled as it is imported:
+        # a warning while compiling is an error there too, naming the file.
         sources = sorted(path for path in self.root.rglob("*.py") if "__pycache__" not in path.parts)
-        for path in sources:
-            with self.subTest(str(path.relative_to(self.root))), warnings.catch_warnings():
-                warnings.simplefilter("error")
-                compile(path.read_text(encoding="utf-8"), str(path), "exec")
         modules = [module_name(self.root, path) for path in sources]
+        self.assertEqual(len(set(modules)), len(sources))  # no module hides another: every file is compiled
         code = "import importlib, sys\nfor name in sys.argv[1:]:\n    importlib.import_module(name)\n"
         proc = subprocess.run([sys.executable, "-W", "error", "-c", code, *modules], cwd=self.root,
                               capture_output=True, text=True, timeout=60,
@@ -209,18 +210,37 @@ class SameOnEveryVersionTest(WorkspaceTestCase):
         self.assertEqual((proc.returncode, proc.stderr), (0, ""))
 
 
-class SkipReasonTest(WorkspaceTestCase):
+def called_name(node):
+    """The name a call calls (`skipTest` for self.skipTest(...)), or None."""
+    called = getattr(node, "func", None)
+    return getattr(called, "attr", getattr(called, "id", None))
+
+
+class SkipReasonTest(unittest.TestCase):
+    SKIPS = {"skipIf", "skipUnless", "skipTest", "SkipTest",
+             "not_on_windows", "skip_on_windows", "skip_in_simulation"}  # tests/support.py's rule
+
+    @classmethod
+    def setUpClass(cls):
+        """Every file under tests/ that names one of SKIPS read and parsed once for both tests (parsing them takes a
+        second), where it is (nothing is written): (path, text, tree, the calls in it of any name in SKIPS)."""
+        cls.sources = []
+        for path in sorted((ROOT / "tests").glob("*.py")):
+            text = path.read_text(encoding="utf-8")
+            if not any(name in text for name in cls.SKIPS):  # no call of these names without the name itself
+                continue
+            tree = ast.parse(text)
+            calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and called_name(node) in cls.SKIPS]
+            cls.sources.append((path, text, tree, calls))
+        cls.addClassCleanup(delattr, cls, "sources")
+
     def test_every_skip_reason_is_chinese(self):
         """The Windows-behaviour pass lists every skipped test with its reason, for a learner to read."""
-        skips = {"skipIf", "skipUnless", "skipTest", "SkipTest",
-                 "not_on_windows", "skip_on_windows", "skip_in_simulation"}  # tests/support.py's rule
-        for path in sorted((self.root / "tests").glob("*.py")):
+        for path, _text, _tree, calls in self.sources:
             if path.name == "support.py":  # the rule's own calls: their reasons are the callers', checked there
                 continue
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                called = getattr(node, "func", None)
-                name = getattr(called, "attr", getattr(called, "id", None))
-                if isinstance(node, ast.Call) and name in skips and node.args:
+            for node in calls:
+                if node.args:
                     reason = node.args[-1]
                     text = "".join(part.value for part in getattr(reason, "values", [reason])
                                    if isinstance(part, ast.Constant) and isinstance(part.value, str))
@@ -233,17 +253,12 @@ class SkipReasonTest(WorkspaceTestCase):
         own = {"support.py", "windows_behaviour.py", "windows_simulation.py"}
         windows = re.compile(r"Windows|os\.name|win32|WINDOWS|LESSON_WINDOWS_BEHAVIOUR|killpg")
         found = []
-        for path in sorted((self.root / "tests").glob("*.py")):
-            if path.name in own:
+        for path, text, tree, calls in self.sources:
+            calls = [node for node in calls if called_name(node) in ("skipIf", "skipUnless", "skipTest", "SkipTest")]
+            if path.name in own or not calls:
                 continue
-            text = path.read_text(encoding="utf-8")
-            tree = ast.parse(text)
             parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-            for node in ast.walk(tree):
-                called = getattr(node, "func", None)
-                name = getattr(called, "attr", getattr(called, "id", None))
-                if not isinstance(node, ast.Call) or name not in ("skipIf", "skipUnless", "skipTest", "SkipTest"):
-                    continue
+            for node in calls:
                 around = parents.get(parents.get(node))  # the `if` a skipTest() stands in
                 said = ast.get_source_segment(text, node) + (
                     ast.get_source_segment(text, around.test) if isinstance(around, ast.If) else "")
@@ -254,5 +269,4 @@ class SkipReasonTest(WorkspaceTestCase):
 
 
 if __name__ == "__main__":
-    import unittest
     unittest.main()

@@ -140,6 +140,26 @@ class TeacherOutputsTest(SharedWorkspaceTestCase):
         self.assertIn("不能是同一个文件", stderr)
         self.assertEqual(roster.read_bytes(), "张三\n".encode("utf-8"))
 
+    def test_no_other_output_lands_on_a_students_feedback_file(self):
+        # the class's grades, report or page written as 张三's feedback file would hand him everyone's results
+        self.student(self.root / "fed-class" / "张三")
+        (self.root / "fed-roster.txt").write_bytes("张三\n".encode("utf-8"))
+        feedback = self.root / "fed-feedback"
+        feedback.mkdir()
+        for args in (("--grades", "fed-feedback/张三.md"), ("--html", "fed-feedback/张三.html"),
+                     ("--report", "./fed-feedback/张三.md"), ("--csv", "fed-feedback/../fed-feedback/张三.md"),
+                     ("--grades", "fed-feedback/张三.html", "--html", "fed.html")):
+            with self.subTest(args=args):
+                code, rows, stderr = self.run_class("--class", "fed-class", "--roster", "fed-roster.txt",
+                                                    "--feedback", "fed-feedback", *args)
+                written = os.listdir(feedback)
+                for name in written:
+                    (feedback / name).unlink()
+                self.assertEqual((code, rows, written), (2, [], []), stderr)
+        code, rows, stderr = self.run_class("--class", "fed-class", "--feedback", "fed-feedback", "--html",
+                                            "fed-feedback/李四.html")  # no such student: a file of its own
+        self.assertEqual((code, sorted(os.listdir(feedback))), (1, ["张三.html", "张三.md", "李四.html"]), stderr)
+
     # --- rosters that repeat a person or are far too big --------------------------------------------
 
     def roster_problem(self, name, text):

@@ -13,6 +13,7 @@ import contextlib
 import io
 import json
 import shutil
+import time
 import unittest
 from pathlib import Path
 
@@ -185,6 +186,22 @@ class ProposalCheckTest(WorkspaceTestCase):
         for name, change in forgeries:
             with self.subTest(name=name, change=change), self.edited(f"loop-runs/{name}/loop.json", change):
                 self.assertEqual(self.verified(name)["result"], "fail")
+
+    def test_a_model_loop_in_two_segments_fails(self):
+        # split as a resume after attempt 1's decision would write it: but a model loop is never resumed
+        def split(record):
+            first, cut = record["segments"][0], record["attempts"][0]["decision"]["decided_offset"]
+            wall = time.gmtime(first["wall_minus_monotonic"] + cut)
+            record["segments"].append({"started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", wall),
+                                       "started_offset": cut, "wall_minus_monotonic": first["wall_minus_monotonic"],
+                                       "elapsed_seconds": round(first["elapsed_seconds"] - cut, 3),
+                                       "after_attempt": 1, "gap_seconds": 0})
+            first.update(elapsed_seconds=cut, ended="keyboard_interrupt", lower_bound=False)
+        with self.edited("loop-runs/m-dev/loop.json", split):
+            result = self.verified("m-dev")
+        self.assertEqual(result["result"], "fail", result)
+        assert_found(self, result, "model_segments")
+        self.assertEqual(fields_of(result, "model_segments")["count"], 2)
 
     def test_a_scripted_loop_never_calls_a_model(self):
         made = []

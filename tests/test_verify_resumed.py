@@ -103,6 +103,8 @@ class ResumedRecordTest(VerifyTestCase):
             "the unknown attempt said to be done": ("f", "resume_state",
                 lambda rec: first(rec).update(state="done", status="failed")),
             "another run status": ("f", "judged_run_status", lambda rec: first(rec)["resume"].update(run_status=None)),
+            "a judgement found as a list": ("f", "resume_shape", lambda rec: first(rec)["resume"].update(found=[])),
+            "a judgement found as an object": ("a", "resume_shape", lambda rec: first(rec)["resume"].update(found={})),
             "an adopted child said partial": ("a", "resume_state",
                 lambda rec: first(rec)["resume"].update(found="partial_child")),
             "an adopted finish moved": ("a", "adopted_finish", lambda rec: first(rec).update(

@@ -360,10 +360,10 @@ def boundary_round(record, count):
                 f"  预算检查：第 {number} 次尝试，上限 {budget['max_attempts']} 次；已用 {record['elapsed_seconds']:.3f} 秒"
                 f" ≥ 预算 {budget['max_seconds']} 秒：不再提出候选"]
     if reason == "permission_boundary":
-        blocked = record["blocked_proposal"]
+        blocked = record["blocked_proposal"] if type(record["blocked_proposal"]) is dict else {}  # its shape: a finding
         return [f"第 {number} 轮", f"  预算检查：第 {number} 次尝试，上限 {budget['max_attempts']} 次，"
                 f"预算 {budget['max_seconds']} 秒：可以开始",
-                f"  提出候选：{one_line(blocked['action'])} {one_line(blocked['target'])}",
+                f"  提出候选：{one_line(blocked.get('action'))} {one_line(blocked.get('target'))}",
                 "  范围检查：只允许 export 三个已知样例之一：拦下，没有执行，也不算一次尝试"]
     if reason == "api_call_budget":
         return [f"第 {number} 轮", f"  预算检查：第 {number} 次尝试，上限 {budget['max_attempts']} 次；API 调用已用 "

@@ -416,6 +416,8 @@ SENTENCES = {
                              "记为 unknown，采用的（complete_child）记为 done，已经做完的（finished_undecided）保持原样。"),
     "segments_apart": ("fail", "segments[{k}] 的 started_offset（{started:j}）不等于上一段的 started_offset 加 elapsed_seconds"
                                "（{before:j} + {elapsed:j}）：续跑从上一段最后的读数接着计时，各段首尾相接，段的时间被改动过。"),
+    "model_segments": ("fail", "segments 有 {count} 段，而 model 情景的循环从不续跑（它的提议来自原来那个进程里的开发模型会话和本机服务，"
+                               "loop_lab.py --resume 不接受它），只在一段单调时钟里运行：记录被改动过。"),
     "segment_gap": ("fail", "segments[{k}] 的 gap_seconds（{value:j}）不是这一段与上一段 wall_minus_monotonic 之差（{gap:.3f}）："
                             "两段之间的日历时间间隔就是这个差，记录被改动过。"),
     "judged_elsewhere": ("fail", "第 {number} 次尝试的 resume 说它在第 {segment:j} 段开始时被判断，而那一段开始时它不是进行中的最后一次"

@@ -96,8 +96,10 @@ def href(target, page_dir):
 
 def link(target, label, page_dir, within=None):
     """LABEL linking to TARGET, when it exists (inside the folder WITHIN, when given: a record's own paths may point
-    anywhere) and a relative link reaches it; else LABEL as text."""
-    inside = within is None or Path(os.path.abspath(target)).is_relative_to(os.path.abspath(within))
+    anywhere; and there once links are followed: a submission's link may reach anyone's files) and a relative link
+    reaches it; else LABEL as text."""
+    inside = within is None or all(Path(where(target)).is_relative_to(where(within))
+                                   for where in (os.path.abspath, os.path.realpath))
     url = href(target, page_dir) if inside and os.path.lexists(target) else None
     shown = f"<span class=\"path\">{text(label)}</span>"
     return f"<a href=\"{text(url)}\">{shown}</a>" if url else shown
@@ -252,13 +254,14 @@ def child_link(check, round_, page_dir):
     if type(child_run) is not str:
         return ""
     target = check.workspace.root / child_run
-    return f"<p>证据：{link(target, check.show(child_run), page_dir)}</p>"
+    return f"<p>证据：{link(target, check.show(child_run), page_dir, within=check.workspace.root)}</p>"
 
 
 def handoff_part(record, check, page_dir):
     """Each attempt's feedback, as recorded, and the hand-off to a person, its files linked where they are."""
     parts = []
-    feedback = [(entry.get("attempt"), entry.get("feedback")) for entry in record.get("attempts") or []
+    attempts = record.get("attempts") if type(record.get("attempts")) is list else []  # the verdict says why not
+    feedback = [(entry.get("attempt"), entry.get("feedback")) for entry in attempts
                 if type(entry) is dict and type(entry.get("feedback")) is dict]
     if feedback:
         parts += ["<h3>反馈</h3><ul>"] + [f"<li>第 {text(number)} 次尝试：{text(said.get('error_type'))}："
