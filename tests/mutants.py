@@ -581,6 +581,7 @@ from tests.mutants_classroom import CLASSROOM_MUTANTS  # noqa: E402  (names, cop
 from tests.mutants_question import QUESTION_MUTANTS  # noqa: E402  (the question's deadline, verify_ask, its recorder)
 from tests.mutants_attack import ATTACK_MUTANTS  # noqa: E402  (outputs on a feedback file, a model loop's segments)
 from tests.mutants_rules import RULE_MUTANTS  # noqa: E402  (the loop verifier's rules, each guarded on its own)
+from tests.mutants_fresh import FRESH_MUTANTS  # noqa: E402  (bugs planted by one who had not read these lists)
 
 MUTANTS += (CLASSROOM_MUTANTS + QUESTION_MUTANTS + ANSWER_MUTANTS + LEARNER_MUTANTS + VERIFIER_MUTANTS + MODEL_MUTANTS
-            + RESUME_MUTANTS + PAGE_MUTANTS + ATTACK_MUTANTS + RULE_MUTANTS)
+            + RESUME_MUTANTS + PAGE_MUTANTS + ATTACK_MUTANTS + RULE_MUTANTS + FRESH_MUTANTS)

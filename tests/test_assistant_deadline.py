@@ -88,6 +88,13 @@ class WholeQuestionDeadline(unittest.TestCase):
         self.assertEqual(chat.complete([], [])["message"]["content"], "ok")
         self.assertEqual(sleeps, [30.0])
 
+    def test_a_wait_that_would_end_just_at_the_deadline_is_not_waited(self):
+        reply = Reply(429, {"retry-after": "30"}, b'{"error": {"message": "slow down"}}')
+        chat, given, sleeps, clock = scripted_client([("reply", reply), ("reply", OK_REPLY)], deadline=30.0)
+        with self.assertRaises(errors.DeadlineReached):
+            chat.complete([], [])
+        self.assertEqual(sleeps, [])  # the tie: after the wait no time would be left for the request
+
     def test_tool_time_counts(self):
         chat, given, sleeps, clock = scripted_client([("reply", Reply(200, {}, TOOL_CALL)), ("hang", None)],
                                                      deadline=50.0)

@@ -32,11 +32,13 @@ from classroom import releases
 from classroom import report as class_report
 from classroom.intake import student_and_id
 import cli
+import harness
 import loop_lab
 import verify_loop
 from cli import visible
 from tests.support import _FAST_TEMP, assert_found
 from verifier import findings
+from verifier.check import checked_loop
 from tests.test_class_intake import RawInfo, zip_folder
 from tests.test_loop_lab import SharedWorkspaceTestCase
 
@@ -656,6 +658,25 @@ class ClassOutputsTest(SharedWorkspaceTestCase):
         (li / "runs" / "repair-01-02" / "artifact" / "review.md").unlink()
         self.run_class("--class", "交作业", "--report", "全班.md")
         self.assertIn(re.sub(r"\n+$", "\n", excerpt), (self.root / "全班.md").read_text(encoding="utf-8"))
+
+
+class CutShortTest(SharedWorkspaceTestCase):
+    """Only an honest stop cuts a loop short (a note, no hold back); a loop left `running`, killed outright, is none."""
+
+    def stopped(self, name, error):
+        def run_child(root, run_name, sample):
+            harness.run_harness(root, run_name, sample)
+            raise error  # after the child ended, before the loop wrote the attempt's end
+        with contextlib.redirect_stderr(io.StringIO()), contextlib.suppress(SystemExit):
+            loop_lab.run_loop(self.root, name, "repair", run_child=run_child)
+        return checked_loop(self.root / "loop-runs" / name)
+
+    def test_an_interrupted_loop_is_cut_short_and_a_killed_one_is_not(self):
+        self.assertEqual(class_check.cut_short(self.stopped("ctrl-c", KeyboardInterrupt)),
+                         "interrupted/keyboard_interrupt")
+        killed = self.stopped("killed", SystemExit(137))  # the process ended with the record left `running`
+        self.assertEqual((killed.record["status"], killed.result()["result"]), ("running", "needs_human"))
+        self.assertIsNone(class_check.cut_short(killed))
 
 
 class EscapingTest(SharedWorkspaceTestCase):

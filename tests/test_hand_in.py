@@ -146,6 +146,10 @@ class HandInTest(SharedWorkspaceTestCase):
         if "a:b.txt" in made:  # each name is told why, so the student knows what to rename
             self.assertIn("runs/repair-01-01/a:b.txt：名称里有冒号", stderr)
 
+    def test_a_name_ending_in_a_dot_or_a_space_is_refused_windows_holds_neither(self):
+        self.assertEqual([hand_in.name_problem(name) is None for name in ("end.", "end ", "end", "a b")],
+                         [False, False, True, True])
+
     def test_empty_folders_a_zip_does_not_carry_are_said_and_the_zips_row_printed(self):
         workspace = self.student("孙二")
         (workspace / "loop-runs" / "empty-01").mkdir()  # in the workspace: a loop without its record

@@ -175,6 +175,14 @@ class ClassPageTest(SelfContained, RealClassTestCase):
         self.assertEqual(copies, shared)
         self.assertLessEqual({"吕菊", "施桃", "孔杏", "曹莲"}, set(copies))
 
+    def test_a_students_id_and_name_are_text_in_the_table_and_a_quote_cannot_end_an_attribute(self):
+        from verifier import page as loop_page
+        row = {"student": "<i>张三</i>", "id": "<b>100</b>", "result": "pass", "cases": {}, "loops": 6,
+               "problems": [], "kinds": []}
+        cells = Page("<table>" + class_page.table_row(1, row) + "</table>").all("td")
+        self.assertEqual([words(cell) for cell in cells[:2]], ["<i>张三</i>", "<b>100</b>"])
+        self.assertEqual(loop_page.text('" onmouseover="x'), "&quot; onmouseover=&quot;x")
+
     def test_entries_set_aside_and_copies_are_folded_only_when_many(self):
         few = self.page.all("details", cls="aside")  # this class: a few of each
         self.assertEqual([("open" in element["attrs"]) for element in few], [True, True])
@@ -323,6 +331,13 @@ class LoopPageTest(SelfContained, SharedWorkspaceTestCase):
         self.assertIn(self.root / "runs" / "tampered-02", targets)
         for target in targets:
             self.assertTrue(os.path.lexists(target), target)
+
+    def test_a_path_a_record_names_outside_its_workspace_is_text_never_linked(self):
+        from verifier import page as loop_page
+        # a hand-off's `inspect` is the record's own word: "../" reaches the teacher's folders beside the workspace
+        inside = loop_page.link(self.root / "runs", "runs", self.root, within=self.root)
+        outside = loop_page.link(self.root.parent, "..", self.root, within=self.root)
+        self.assertEqual((inside.startswith("<a href="), outside.startswith("<a ")), (True, False))
 
     def test_a_record_of_any_shape_still_gets_its_page(self):
         self.renamed("permission-01", "shapeless")

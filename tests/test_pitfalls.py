@@ -206,6 +206,19 @@ class ExerciseLoopsTest(PitfallTestCase):
         self.assertEqual((code, self.assertSameRowAsTheTeacher(stdout, out)["result"]), (0, "pass"), stderr)
         self.assertTrue((folder / "runs" / "ex-repair-01-01" / "run.json").is_file())  # kept, not deleted
 
+    def test_exercise_loops_that_make_a_pass_need_a_person_are_said_before_packing(self):
+        workspace = self.workspace()
+
+        def killed(root, name, sample):
+            harness.run_harness(root, name, sample)
+            raise SystemExit(137)  # the process ended outright: the exercise's record is left `running`
+        with contextlib.suppress(SystemExit):
+            quietly(loop_lab.run_loop, workspace, "ex-repair-01", "repair", run_child=killed)
+        out = workspace.parent / "张三.zip"
+        code, stdout, stderr = self.pack(workspace, out)
+        self.assertEqual((code, stdout, out.exists()), (2, "", False), stderr)
+        self.assertIn("ex-repair-01", stderr)
+
     def test_packing_in_the_exercises_copy_says_to_go_back(self):
         scratch = self.workspace(pitfalls.SCRATCH)  # the learner came back to the wrong folder
         quietly(loop_lab.run_loop, scratch, "ex-repair-01", "repair")

@@ -12,15 +12,29 @@ import os
 import shutil
 import time
 import unittest
+from unittest import mock
 
+import export_review
 import harness
 import loop_lab
 from tests import test_verifier_holes as holes
 from tests.test_verify_loop import VerifyTestCase, as_old_record, as_record_of_16_files, lasting
 from tests.support import assert_found, fields_of
+from verifier import records as loop_records
 
 SHIFT = 40  # seconds a child "takes" on the shifted clocks: beyond the default 30 s budget
 WHY = "循环这样停下的原因足够长，能让人据此决定。"
+
+
+def interrupt_after_child(root, name, sample):
+    harness.run_harness(root, name, sample)
+    raise KeyboardInterrupt  # Ctrl-C after the child ended, before the loop wrote the attempt's end
+
+
+def second_child_broken(root, name, sample):
+    if name.endswith("-02"):
+        raise RuntimeError("磁盘出了问题")  # the loop stops for a person after attempt 2: unexpected_error
+    return harness.run_harness(root, name, sample)
 
 
 def rewrite(path, change):
@@ -70,6 +84,38 @@ class StopPromiseTest(PromiseTestCase):
         self.assertResult("typed", "fail", "error_type_wrong")
 
 
+class ShapePromiseTest(PromiseTestCase):
+    def test_a_negative_reading_fails_as_no_reading_a_loop_records(self):
+        self.shifted("below", "repair", max_attempts=1)
+        for change, kind in ((lambda rec: rec.update(elapsed_seconds=-0.001), "elapsed_wrong"),
+                             (lambda rec: rec["attempts"][0].update(started_offset=-1), "attempt_start_wrong")):
+            with self.subTest(kind=kind), self.forged("below", change):
+                self.assertResult("below", "fail", kind)
+
+    def test_a_segment_whose_wall_clock_reads_before_1970_fails(self):
+        self.shifted("epoch", "repair", max_attempts=1)
+        # its start time and wall reading agree with each other, and both lie before any clock a loop reads
+        self.forge("epoch", lambda rec: rec["segments"][0].update(wall_minus_monotonic=-1,
+                                                                  started_at="1969-12-31T23:59:59Z"))
+        self.assertResult("epoch", "fail", "segments_wrong")
+
+    def test_only_the_last_attempt_may_have_timed_out(self):
+        self.shifted("early", "repair", after=(2,))
+
+        def first_timed_out(rec):
+            rec["attempts"][0].update(state="timed_out", status=None, feedback=None)
+            rec.update(status="needs_human", reason="attempt_timeout")
+        self.forge("early", first_timed_out)
+        self.assertResult("early", "fail", "state_wrong")
+        self.assertEqual(fields_of(self.verdict("early"), "state_wrong")["where"].fields["number"], 1)
+
+    def test_an_attempt_cut_off_in_flight_carries_no_status(self):
+        self.make("inflight", "repair", run_child=interrupt_after_child)
+        self.assertResult("inflight", "needs_human")
+        self.forge("inflight", lambda rec: rec["attempts"][0].update(status="running"))
+        self.assertResult("inflight", "fail", "status_state")
+
+
 class TimeoutPromiseTest(PromiseTestCase):
     def timed_out(self, number):
         """A change making attempt NUMBER (the last) a timeout of 5 s that waited its 40 s, and the loop's stop."""
@@ -94,6 +140,26 @@ class TimeoutPromiseTest(PromiseTestCase):
         self.shifted("over-fail", "repair", max_attempts=1)
         self.forge("over-fail", self.timed_out(1))
         self.assertResult("over-fail", "fail", "timed_out_finished")
+
+    def test_a_timeout_recorded_over_a_child_that_ended_needing_a_person_fails(self):
+        started, shift = time.time(), []
+        with mock.patch.object(export_review, "export_candidate", side_effect=OSError(5, "磁盘出错")), \
+                contextlib.redirect_stderr(io.StringIO()):
+            record, _ = loop_lab.run_loop(self.root, "over-human", "repair", clock=lambda: sum(shift),
+                                          wall=lambda: started + sum(shift), run_child=lasting(SHIFT, shift))
+        self.assertEqual(record["attempts"][0]["status"], "needs_human")  # its child finished, needing a person
+        self.forge("over-human", self.timed_out(1))
+        self.assertResult("over-human", "fail", "timed_out_finished")
+
+    def test_a_timed_out_attempt_in_a_loop_its_timeout_did_not_stop_fails(self):
+        self.shifted("other-stop", "repair", max_attempts=1)
+
+        def said_unexpected(rec):
+            self.timed_out(1)(rec)
+            rec["attempts"][0]["decision"].update(reason="unexpected_error")
+            rec.update(reason="unexpected_error", error_type="TimeoutError")  # the timeout called an error
+        self.forge("other-stop", said_unexpected)
+        self.assertResult("other-stop", "fail", "timeout_count_wrong")
 
     def test_a_timeout_must_be_the_budgets_limit(self):
         with contextlib.redirect_stderr(io.StringIO()):
@@ -134,17 +200,30 @@ class ChildPromiseTest(PromiseTestCase):
         self.assertNotIn("需要人工查看", " ".join(self.verdict("longer")["problems"]))
 
     def test_an_earlier_child_that_fails_its_check_fails_the_loop_whatever_stopped_it(self):
-        def run_child(root, name, sample):
-            if name.endswith("-02"):
-                raise RuntimeError("磁盘出了问题")
-            return harness.run_harness(root, name, sample)
         with contextlib.redirect_stderr(io.StringIO()):
-            record, _ = loop_lab.run_loop(self.root, "broke", "repair", run_child=run_child)
+            record, _ = loop_lab.run_loop(self.root, "broke", "repair", run_child=second_child_broken)
         self.assertEqual((record["reason"], len(record["attempts"])), ("unexpected_error", 2))
         self.assertResult("broke", "needs_human")
         copy = self.root / "runs" / "broke-01" / "input" / "candidate.json"
         copy.write_bytes(copy.read_bytes() + b" ")  # attempt 1's evidence edited afterwards
         self.assertResult("broke", "fail", "child_failed", "runs/broke-01")
+
+    def test_an_earlier_attempt_recorded_as_stopping_for_an_error_it_did_not_show_is_contradicted(self):
+        with contextlib.redirect_stderr(io.StringIO()):
+            loop_lab.run_loop(self.root, "broke-early", "repair", run_child=second_child_broken)
+        self.assertResult("broke-early", "needs_human")
+        # attempt 1's check passed and its child asked to go on: only the last attempt may carry the error's stop
+        self.forge("broke-early", lambda rec: rec["attempts"][0]["decision"].update(next="stop",
+                                                                                     reason="unexpected_error"))
+        self.assertResult("broke-early", "fail", "decision_contradicted")
+
+
+class ScriptPromiseTest(unittest.TestCase):
+    def test_only_the_exporters_rule_rejection_moves_repair_on_to_valid(self):
+        for feedback, choice in (([{"error_type": "ValidationError", "message": "引文不在笔记里"}], "valid"),
+                                 ([{"error_type": "OSError", "message": "磁盘出错"}], "bad-quote"), ([None], "bad-quote")):
+            with self.subTest(feedback=feedback):
+                self.assertEqual(loop_records.scripted("repair", feedback), choice)
 
 
 class OldRecordPromiseTest(PromiseTestCase):
@@ -155,6 +234,15 @@ class OldRecordPromiseTest(PromiseTestCase):
                     lambda run: [run.update(schema="harness-run/1"), run.pop("id")])
         self.forge("old", lambda rec: [as_old_record(rec), rec.update(status="stalled", reason="repeated_failure")])
         self.assertResult("old", "fail", "stop_contradicted", "stalled", "repeated_failure")
+
+    def test_an_older_records_attempt_cut_off_in_flight_is_not_compared_as_done(self):
+        self.make("oldcut", "repair", run_child=interrupt_after_child)
+        self.forge("oldcut", as_record_of_16_files)  # loop-run/2: its attempt unknown, its child finished
+        self.assertEqual(json.loads(self.record_path("oldcut").read_text(encoding="utf-8"))["attempts"][0]["state"],
+                         "unknown")
+        verdict = self.verdict("oldcut")
+        self.assertEqual(verdict["result"], "needs_human", verdict)
+        self.assertNotIn("summary_mismatch", [finding.kind for finding in verdict["findings"]])
 
     def test_a_record_relabelled_old_without_its_id_fails_by_a_field_only_today_writes(self):
         self.shifted("relabelled", "permission", after=())  # no attempt: no child could say otherwise

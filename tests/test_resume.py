@@ -268,6 +268,13 @@ class BudgetTest(ResumeTestCase):
                         (real, record["segments"]))
         self.assertTrue(3600 <= second["gap_seconds"] < 3601, second)  # recorded, never counted
 
+    def test_a_wall_clock_set_back_before_the_resume_is_recorded_as_a_negative_gap(self):
+        self.cut_in_wait("back", max_seconds=4)
+        record, code = self.resume("back", gap=-60)  # NTP moved the clock a minute back meanwhile
+        gap = record["segments"][1]["gap_seconds"]
+        self.assertTrue(-60 <= gap < -59, record["segments"])
+        self.assertEqual(verified_here(self.root, self.root / "loop-runs" / "back"), [])
+
     def test_a_machine_resumed_in_1970_is_no_forgery(self):
         # an offline laptop with a dead clock battery boots on 1 January 1970: the gap, recorded, is -56 years
         self.cut_in_wait("rtc")

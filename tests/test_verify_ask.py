@@ -338,6 +338,31 @@ class EachRuleTest(Records):
         after_401 = self.one_attempt_then("plain", {"status": 401, "error": "status"})
         self.assertIn("retried_not_retryable", self.assertFails(after_401, log=False)["findings"])
 
+    def test_at_most_max_retries_retries(self):
+        def failing_then_ok(failures):
+            record = copy.deepcopy(self.runs["plain"][1])
+            first, = record["turns"][0]["attempts"]
+            attempts, shift = [], 0.0
+            for retry in range(failures + 1):
+                wait = 0.5 * 2 ** (retry - 1) if retry else 0.0  # the longest backoff the rule allows
+                shift += wait
+                moved = dict(copy.deepcopy(first), retry=retry, wait=wait, start=first["start"] + shift,
+                             end=first["end"] + shift)
+                attempts.append(moved if retry == failures else dict(moved, status=500, error="status", usage=None,
+                                                                     charged={"tokens": 0, "estimated": False},
+                                                                     end=moved["start"]))
+            record["turns"][0]["attempts"], record["requests"] = attempts, failures + 1
+            record["elapsed"] += shift
+            return record
+        self.assertEqual(self.check(failing_then_ok(2), log=False)["result"], "pass")  # max_retries: 2
+        self.assertIn("too_many_retries", self.assertFails(failing_then_ok(3), log=False)["findings"])
+
+    def test_no_retry_after_a_server_asked_for_more_than_a_minute(self):
+        for asked, past in (("61", True), ("60", False)):
+            retried = self.one_attempt_then("plain", {"status": 429, "error": "status", "retry_after": asked})
+            with self.subTest(asked=asked):
+                self.assertEqual("retried_past_cap" in self.check(retried, log=False)["findings"], past)
+
     def test_a_servers_zero_wait_is_none(self):
         zero = self.one_attempt_then("plain", {"status": 429, "error": "status", "retry_after": "0"}, wait=0.45)
         self.assertEqual(self.check(zero, log=False)["result"], "pass")

@@ -377,10 +377,10 @@ def as_harness_saves(path, record):
 class ForgedArtifactTest(VerifyCase):
     """A forger who rewrites the artifact consistently (every hash recomputed) is caught by the input copy."""
 
-    def add_a_card(self, run_dir):
+    def add_a_card(self, run_dir, change=lambda cards: cards.append(dict(cards[0], answer="多出来的一张卡。"))):
         # the forger's tool is the exporter itself: cards.json, review.md and their hashes all agree
         folder, candidate = run_dir / "artifact", json.loads((run_dir / "input" / "candidate.json").read_bytes())
-        candidate["cards"].append(dict(candidate["cards"][0], answer="多出来的一张卡。"))
+        change(candidate["cards"])
         notes = export_review.validate(candidate, self.root / "project" / "notes")
         review = export_review.render_review(candidate, notes)
         (folder / "review.md").write_bytes(review.encode("utf-8"))
@@ -400,6 +400,12 @@ class ForgedArtifactTest(VerifyCase):
     def test_extra_card_with_every_hash_recomputed_fails(self):
         run_dir = self.make_run("valid")
         self.add_a_card(run_dir)
+        self.assertEqual(verify_export.check_artifact(run_dir / "artifact", self.root / "project" / "notes"), [])
+        self.assert_fails(run_dir, "产物里的卡片与输入副本不一致：产物不是由这份输入导出的。")
+
+    def test_a_card_answered_otherwise_with_every_hash_recomputed_fails(self):
+        run_dir = self.make_run("valid")
+        self.add_a_card(run_dir, lambda cards: cards[0].update(answer="另一种回答。"))  # as many cards as the input
         self.assertEqual(verify_export.check_artifact(run_dir / "artifact", self.root / "project" / "notes"), [])
         self.assert_fails(run_dir, "产物里的卡片与输入副本不一致：产物不是由这份输入导出的。")
 

@@ -1198,6 +1198,16 @@ class RecordBytesTest(VerifyTestCase):
         self.assertEqual(fields_of(verdict, "children_unlistable")["error_type"], "PermissionError")
         self.assertNotIn("child_deleted", kinds_in(verdict))
 
+    def test_a_file_where_runs_belongs_leaves_the_children_missing_not_unknown(self):
+        # runs/ that is a file holds no child: the recorded ones are gone (fail), not unlistable (a person's)
+        runs = self.root / "runs"
+        os.rename(runs, runs.with_name("runs.kept"))
+        self.addCleanup(os.rename, runs.with_name("runs.kept"), runs)
+        runs.write_bytes(b"")
+        self.addCleanup(runs.unlink)
+        verdict = self.assertFails("r", "evidence_folder_not_folder", "child_deleted")
+        self.assertNotIn("children_unlistable", kinds_in(verdict))
+
 
 class GuardTest(VerifyTestCase):
     """The lesson's central promises, each guarding a line a careless edit could break unnoticed."""

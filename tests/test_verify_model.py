@@ -23,7 +23,7 @@ from tests.support import WorkspaceTestCase, assert_found, fields_of
 from tests.test_class_check import in_process
 from verifier.check import Verdict, checked_loop, verify_loop
 from verifier.explain import account
-from verifier.proposals import ProposalCheck, proposal_of
+from verifier.proposals import Proposal, ProposalCheck, proposal_of, proposal_stop
 
 RUNS = {"m-dev": ("developer", {}), "m-repeat": ("repeat", {}), "m-publish": ("publish", {}),
         "m-failing": ("failing", {}), "m-cut": ("failing", {"max_api_calls": 2}),
@@ -134,6 +134,16 @@ class ProposalCheckTest(WorkspaceTestCase):
             self.assertFails("m-dev", "server_log_missing")
             log.write_bytes(b"\n".join(kept.split(b"\n")[1:]))  # the server never saw the first request
             self.assertFails("m-dev")
+        finally:
+            log.write_bytes(kept)
+
+    def test_a_server_log_holding_one_request_more_than_the_budget_fails(self):
+        log = self.root / "loop-runs/m-spent/server-log.jsonl"  # it spent its 3 calls exactly
+        kept = log.read_bytes()
+        lines = kept.rstrip(b"\n").split(b"\n")
+        try:
+            log.write_bytes(b"\n".join(lines + lines[-1:]) + b"\n")  # a fourth request of one of its proposals
+            self.assertFails("m-spent", "server_log_over")
         finally:
             log.write_bytes(kept)
 
@@ -275,6 +285,17 @@ class ProposalCheckTest(WorkspaceTestCase):
         script.unlink()
         self.assertEqual(self.verified("own-01")["result"], "needs_human")  # not handed in: nobody can say
         script.write_bytes(kept)
+
+    def test_a_last_proposal_exporting_a_file_the_course_does_not_ship_is_a_permission_boundary(self):
+        for proposed, stop in (({"action": "export", "sample": "../notes", "claim": "x"},
+                                ("needs_human", "permission_boundary", None)),
+                               ({"action": "publish", "target": "valid", "claim": "x"},
+                                ("needs_human", "permission_boundary", None)),
+                               ({"action": "export", "sample": "valid", "claim": "x"}, None)):
+            proposal = Proposal(1, None)
+            proposal.record, proposal.proposed = {"stop": "answered"}, proposed
+            with self.subTest(proposed=proposed):
+                self.assertEqual(proposal_stop(proposal), stop)
 
     def test_the_proposal_rule(self):
         self.assertEqual(proposal_of('{"action": "export", "sample": "valid", "claim": "x"}')["sample"], "valid")

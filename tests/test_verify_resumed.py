@@ -132,6 +132,14 @@ class ResumedRecordTest(VerifyTestCase):
         review.write_bytes(json.dumps(dict(record, sample="valid"), ensure_ascii=False, indent=2).encode("utf-8"))
         self.assertFails("f")
 
+    def test_a_partial_child_that_shows_any_finished_status_contradicts_its_judgement(self):
+        path = self.child_file("f-01/run.json")
+        record = json.loads(path.read_text(encoding="utf-8"))
+        for status in ("failed", "needs_human", "needs_review"):
+            with self.subTest(status):
+                path.write_bytes(json.dumps(dict(record, status=status), ensure_ascii=False, indent=2).encode("utf-8"))
+                self.assertFails("f", "judged_partial_finished")
+
     def test_a_child_made_where_the_resume_found_none(self):
         made = self.root / "runs" / "w-01"
         shutil.copytree(self.root / "runs" / "f-01", made)  # the same partial export, under the name never used
