@@ -167,4 +167,9 @@ FRESH_MUTANTS = [
                       'td><td data-label=\\"学号\\">{row[\'id\']}</td>"'),
          promise='全班页面上学生的学号被转义，不能插入 HTML',
          tests=('tests.test_pages',)),
+    dict(id='fresh-failed-child-needs-human', file='verifier/check.py',
+         original='if verdict["result"] == "needs_human" and child["status"] in ("needs_review", "failed"):',
+         replacement='if verdict["result"] == "needs_human" and child["status"] in ("needs_review",):',
+         promise='失败的子运行，它自己的核对留给人的（时钟跳变），整个循环也交给人',
+         tests=VERIFY),
 ]

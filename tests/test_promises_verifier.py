@@ -190,6 +190,14 @@ class ChildPromiseTest(PromiseTestCase):
         rewrite(child, lambda run: run.update(duration_seconds=round(run["duration_seconds"] - 10, 3)))
         self.assertResult("stepped", "needs_human", "child_needs_human", "runs/stepped-01")
 
+    def test_a_failed_child_whose_own_check_needs_a_person_makes_the_loop_need_one_too(self):
+        self.shifted("stepfail", "repair")  # its first child failed (the exporter's rejection), as the lesson's
+        child = self.root / "runs" / "stepfail-01" / "run.json"
+        self.keep(child)
+        rewrite(child, lambda run: run.update(duration_seconds=round(run["duration_seconds"] - 10, 3)))
+        self.assertEqual(json.loads(child.read_text(encoding="utf-8"))["status"], "failed")
+        self.assertResult("stepfail", "needs_human", "child_needs_human", "runs/stepfail-01")
+
     def test_a_child_longer_than_its_attempt_is_no_clock_step(self):
         self.shifted("longer", "semantic")
         child = self.root / "runs" / "longer-01" / "run.json"
