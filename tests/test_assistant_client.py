@@ -4,6 +4,8 @@ the token budget's charging, against a loopback server.
 The server is a tiny in-test http.server on 127.0.0.1 (port 0) answering a scripted list of
 responses; sleep and random are injected, so no test waits for a backoff. The deadline tests
 wait on purpose, a few tenths of a second: the deadline itself is what they check.
+Servers nobody here wrote and the TLS context are tested in tests/test_assistant_other_servers.py, which imports
+its helpers from here.
 """
 import http.server
 import json

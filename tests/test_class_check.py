@@ -10,6 +10,7 @@ absolute one, a link, a bomb, a password, a cut-off file), damaged work (a missi
 an edited course file, a killed loop, a 5 MB reason), copies (byte-identical, renamed, inside one submission)
 and names that try to fake a row or a formula. The check runs once, in-process, over that class; each test
 reads what it printed and wrote. The intake's own cases are in tests/test_class_intake.py.
+cut_short() is tested in tests/test_class_cut_short.py, the report's escaping in tests/test_class_escaping.py.
 """
 import atexit
 import contextlib

@@ -8,6 +8,8 @@ waiting. The slow scenario's stand-in tool is a fake sleep in-process; the execu
 it a real wait of a few tenths of a second, since a real child process is what they check.
 Copying the workspace is the slow part of a test here, so each class shares one copy: every test
 uses loop names of its own and puts back any shared file it changes.
+Faults and interrupts are tested in tests/test_loop_faults.py, the slow scenario and --attempt-timeout in
+tests/test_loop_attempt_timeout.py; both import their helpers from here.
 """
 import contextlib
 import hashlib

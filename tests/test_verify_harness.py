@@ -3,6 +3,8 @@
 Runs are made in-process with harness.run_harness() in the temporary workspace copy, then
 tampered with one way each; the verdict comes from verify_run() and from main() in-process
 (exit code, one JSON line, no exception), and a few cases run the real CLI as subprocesses.
+A run's files as they really arrive (transports, hostile files) are tested in tests/test_verify_harness_files.py,
+which imports its helpers from here.
 """
 import contextlib
 import inspect

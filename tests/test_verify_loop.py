@@ -12,6 +12,9 @@ test_loop_lab.SharedWorkspaceTestCase), then their records or evidence are chang
 forger (or an accident) would, and the verifier is asked again. A forged record is put back
 after its test; a test that damages evidence makes loop runs of its own. The command line (one
 line per folder, exit codes, folders given from another directory) runs as a subprocess.
+The tests are split by theme, each module importing its helpers from here: the command line in
+tests/test_verify_loop_cli.py, clocks in tests/test_verify_loop_clocks.py, the files as they arrive in
+tests/test_verify_loop_files.py, the strict reading of records in tests/test_verify_loop_records.py.
 """
 import calendar
 import contextlib

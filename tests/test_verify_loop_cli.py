@@ -1,7 +1,8 @@
 """Tests of verify_loop.py's command line: one line per folder and a summary, exit codes, folders given from
 another directory, run as a subprocess.
 
-Helpers and VerifyTestCase (loops made in-process in one copy of the workspace per class) are tests/test_verify_loop.py's.
+Helpers and VerifyTestCase (loops made in-process in one copy of the workspace per class) are
+tests/test_verify_loop.py's.
 """
 import json
 import os

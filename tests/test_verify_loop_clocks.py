@@ -1,7 +1,8 @@
 """Tests of how verify_loop.py reads a loop's clocks: budgets and order judged on the monotonic offsets, a wall
 clock stepped once (needs_human), a time budget read where the loop checked it, and the cost of finding a step.
 
-Helpers and VerifyTestCase (loops made in-process in one copy of the workspace per class) are tests/test_verify_loop.py's.
+Helpers and VerifyTestCase (loops made in-process in one copy of the workspace per class) are
+tests/test_verify_loop.py's.
 """
 import calendar
 import json

@@ -1,7 +1,8 @@
 """Tests of verify_loop.py on the files as they arrive: a missing record, names that differ only in case, FIFOs
 and devices at evidence paths, and loop.json bytes that are no record or were changed as a whole by a transport.
 
-Helpers and VerifyTestCase (loops made in-process in one copy of the workspace per class) are tests/test_verify_loop.py's.
+Helpers and VerifyTestCase (loops made in-process in one copy of the workspace per class) are
+tests/test_verify_loop.py's.
 """
 import contextlib
 import io

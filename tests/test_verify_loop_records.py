@@ -1,7 +1,8 @@
 """Tests of verify_loop.py's strict reading of a record: duplicate keys, links, impossible times, only what
 json.dumps writes, older workspaces' records, the record's strings shown escaped and cut, unknown fields.
 
-Helpers and VerifyTestCase (loops made in-process in one copy of the workspace per class) are tests/test_verify_loop.py's.
+Helpers and VerifyTestCase (loops made in-process in one copy of the workspace per class) are
+tests/test_verify_loop.py's.
 """
 import contextlib
 import io
