@@ -6,7 +6,8 @@ a few it caught at once. The fields are tests/mutants.py's.
 """
 from tests.mutants_targets import ASSISTANT, CLASS, HARNESS_CHECK, QUESTION, VERIFY
 
-MODEL = ("tests.test_verify_model", "tests.test_verify_loop")
+MODEL = ("tests.test_verify_model", "tests.test_verify_loop", "tests.test_verify_loop_cli",
+         "tests.test_verify_loop_clocks", "tests.test_verify_loop_files", "tests.test_verify_loop_records")
 
 FRESH_MUTANTS = [
     dict(id='fresh-old-unfinished-compared', file='verifier/check.py',
@@ -19,7 +20,8 @@ FRESH_MUTANTS = [
          original='return unreadable is not None and not isinstance(unreadable, NotADirectoryError)',
          replacement='return unreadable is not None',
          promise='runs/ 是一个文件时子运行是缺失（fail），不是“无法列出、不知道”',
-         tests=VERIFY + ('tests.test_verify_loop',)),
+         tests=VERIFY + ('tests.test_verify_loop', 'tests.test_verify_loop_cli', 'tests.test_verify_loop_clocks',
+                         'tests.test_verify_loop_files', 'tests.test_verify_loop_records')),
     dict(id='fresh-timeout-over-needs-human-child', file='verifier/outcome.py',
          original='if child and child["status"] in ("needs_review", "failed", "needs_human"):',
          replacement='if child and child["status"] in ("needs_review", "failed"):',
@@ -83,7 +85,7 @@ FRESH_MUTANTS = [
          replacement=('stopped = record.get("status") in ("interrupted", "running") or record.get("reason") == "a'
                       'ttempt_timeout"'),
          promise='被直接杀掉、记录停在 running 的循环不是“诚实地中途停下”，不能只记一条说明',
-         tests=CLASS + ('tests.test_class_check',)),
+         tests=CLASS + ('tests.test_class_check', 'tests.test_class_cut_short', 'tests.test_class_escaping')),
     dict(id='fresh-feedback-not-compared', file='verifier/check.py',
          original='("feedback", entry["feedback"], child["feedback"])) if recorded != actual]',
          replacement=') if recorded != actual]',

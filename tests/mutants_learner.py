@@ -5,7 +5,8 @@ dash (cli.py), where the loops are when named from another folder (verify_loop.p
 learner before and after packing (classroom/pitfalls.py, classroom/hand_in.py; the note for a loop gone, made by
 verifier/records.py and classroom/check.py).
 """
-CLASS = ("tests.test_class_check", "tests.test_hand_in", "tests.test_class_platforms", "tests.test_verifier_holes",
+CLASS = ("tests.test_class_check", "tests.test_class_cut_short", "tests.test_class_escaping", "tests.test_hand_in",
+         "tests.test_class_platforms", "tests.test_verifier_holes",
          "tests.test_pitfalls")  # the class check's rows, as the teacher and --pack see them
 
 LEARNER_MUTANTS = [

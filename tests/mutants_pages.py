@@ -8,8 +8,11 @@ cli.visible(), link only relatively and only to what exists, allow no script, sh
 duration and the check that stopped a loop without an attempt, mark the stop the evidence supports, keep a student's
 page to that student, and are written only where the other outputs may be.
 """
-FINDINGS = ("tests.test_findings", "tests.test_class_check", "tests.test_verify_loop")
-CLASS = ("tests.test_class_check", "tests.test_pages", "tests.test_promises_guards", "tests.test_class_platforms")
+FINDINGS = ("tests.test_findings", "tests.test_class_check", "tests.test_class_cut_short",
+            "tests.test_class_escaping", "tests.test_verify_loop", "tests.test_verify_loop_cli",
+            "tests.test_verify_loop_clocks", "tests.test_verify_loop_files", "tests.test_verify_loop_records")
+CLASS = ("tests.test_class_check", "tests.test_class_cut_short", "tests.test_class_escaping", "tests.test_pages",
+         "tests.test_promises_guards", "tests.test_class_platforms")
 PAGES = ("tests.test_pages",)
 BROWSER = ("tests.test_pages_in_browser",)
 
@@ -24,19 +27,22 @@ PAGE_MUTANTS = [
          original='        template = entry[2] if student and len(entry) > 2 else entry[1]',
          replacement='        template = entry[1]',
          promise="学生读到的是给学生的说法：同一份记录只说“另外 N 份”，不出现别人的名字",
-         tests=("tests.test_findings", "tests.test_class_check", "tests.test_pages")),
+         tests=("tests.test_findings", "tests.test_class_check", "tests.test_class_cut_short",
+                "tests.test_class_escaping", "tests.test_pages")),
     dict(id="findings-map-skips-inner-findings", file="verifier/findings.py",
          original='    if isinstance(value, Finding):\n        return value.map(change)\n',
          replacement='    if isinstance(value, Finding):\n        return value\n',
          promise="改写路径（相对于提交）时，发现里面的发现也一起改",
-         tests=("tests.test_findings", "tests.test_class_check")),
+         tests=("tests.test_findings", "tests.test_class_check", "tests.test_class_cut_short",
+                "tests.test_class_escaping")),
     dict(id="findings-list-spec-spells-a-finding", file="verifier/findings.py",
          original='        if spec in LISTS and not isinstance(value, (list, tuple)):\n'
                   '            return str(value)',
          replacement='        if False:\n'
                      '            return str(value)',
          promise="列表的位置上是一条发现时（“不导出”“提交本身”），整句说出，不拆成一个个字",
-         tests=("tests.test_findings", "tests.test_verify_loop")),
+         tests=("tests.test_findings", "tests.test_verify_loop", "tests.test_verify_loop_cli",
+                "tests.test_verify_loop_clocks", "tests.test_verify_loop_files", "tests.test_verify_loop_records")),
     # --- the class check by kinds (classroom/check.py, classroom/report.py) ------------------------------------
     dict(id="class-contradiction-unknown", file="classroom/check.py",
          original='CONTRADICTIONS = {"stop_unsupported", "stop_contradicted", "decision_contradicted", '
@@ -63,12 +69,13 @@ PAGE_MUTANTS = [
          original='    return f" `{kind}`"',
          replacement='    return ""',
          promise="报告和反馈里每条原因后面写着它的种类",
-         tests=("tests.test_class_check", "tests.test_copies", "tests.test_class_platforms")),
+         tests=("tests.test_class_check", "tests.test_class_cut_short", "tests.test_class_escaping",
+                "tests.test_copies", "tests.test_class_platforms")),
     dict(id="csv-kinds-dropped", file="classroom/report.py",
          original='        kinds = " ".join(row["kinds"])',
          replacement='        kinds = ""',
          promise="CSV 的 kinds 一格是每条原因的种类",
-         tests=("tests.test_class_check",)),
+         tests=("tests.test_class_check", "tests.test_class_cut_short", "tests.test_class_escaping")),
     # --- what a page shows, and how (verifier/page.py, classroom/page.py) ---------------------------------------
     dict(id="page-text-not-escaped", file="verifier/page.py",
          original='    return html.escape(visible(str(value)), quote=True)',

@@ -6,12 +6,19 @@ classroom/check.py), a byte copy of a loop folder is a copy, one rule escapes ev
 rules another rule used to cover are guarded on their own (the verifier, verify_export.py, the class check, the
 roster, the loop's suggested name and elapsed reading, the assistant's refused connection).
 """
-LOOP = ("tests.test_loop_lab", "tests.test_verify_loop", "tests.test_promises_loop")
+LOOP = ("tests.test_loop_lab", "tests.test_loop_faults", "tests.test_loop_attempt_timeout", "tests.test_verify_loop",
+        "tests.test_verify_loop_cli", "tests.test_verify_loop_clocks", "tests.test_verify_loop_files",
+        "tests.test_verify_loop_records", "tests.test_promises_loop")
 EXPORT_CHECK = ("tests.test_verify_export", "tests.test_export_fuzz")
-CLASS = ("tests.test_class_check", "tests.test_class_intake", "tests.test_hand_in", "tests.test_promises_classroom",
+CLASS = ("tests.test_class_check", "tests.test_class_cut_short", "tests.test_class_escaping",
+         "tests.test_class_intake", "tests.test_hand_in", "tests.test_promises_classroom",
          "tests.test_class_platforms", "tests.test_copies", "tests.test_verifier_holes")
-CLOCKS = ("tests.test_clocks_add_up", "tests.test_verify_loop", "tests.test_promises_verifier")
-OLDER = ("tests.test_older_versions", "tests.test_verify_loop", "tests.test_class_check")
+CLOCKS = ("tests.test_clocks_add_up", "tests.test_verify_loop", "tests.test_verify_loop_cli",
+          "tests.test_verify_loop_clocks", "tests.test_verify_loop_files", "tests.test_verify_loop_records",
+          "tests.test_promises_verifier")
+OLDER = ("tests.test_older_versions", "tests.test_verify_loop", "tests.test_verify_loop_cli",
+         "tests.test_verify_loop_clocks", "tests.test_verify_loop_files", "tests.test_verify_loop_records",
+         "tests.test_class_check", "tests.test_class_cut_short", "tests.test_class_escaping")
 ESCAPES = ("tests.test_output_escapes", "tests.test_cli")
 GUARDS = ("tests.test_promises_guards",)
 

@@ -10,6 +10,7 @@ absolute one, a link, a bomb, a password, a cut-off file), damaged work (a missi
 an edited course file, a killed loop, a 5 MB reason), copies (byte-identical, renamed, inside one submission)
 and names that try to fake a row or a formula. The check runs once, in-process, over that class; each test
 reads what it printed and wrote. The intake's own cases are in tests/test_class_intake.py.
+cut_short() is tested in tests/test_class_cut_short.py, the report's escaping in tests/test_class_escaping.py.
 """
 import atexit
 import contextlib
@@ -32,13 +33,11 @@ from classroom import releases
 from classroom import report as class_report
 from classroom.intake import student_and_id
 import cli
-import harness
 import loop_lab
 import verify_loop
 from cli import visible
 from tests.support import _FAST_TEMP, assert_found
 from verifier import findings
-from verifier.check import checked_loop
 from tests.test_class_intake import RawInfo, zip_folder
 from tests.test_loop_lab import SharedWorkspaceTestCase
 
@@ -269,7 +268,6 @@ class RealClassTestCase(SharedWorkspaceTestCase):
     def reasons(self, student):
         """The findings of STUDENT's reasons, in the row's order (the cause of each)."""
         return [reason.finding for item in self.checked if item.row["student"] == student for reason in item.reasons]
-
 
 
 class ClassCheckTest(RealClassTestCase):
@@ -658,45 +656,6 @@ class ClassOutputsTest(SharedWorkspaceTestCase):
         (li / "runs" / "repair-01-02" / "artifact" / "review.md").unlink()
         self.run_class("--class", "交作业", "--report", "全班.md")
         self.assertIn(re.sub(r"\n+$", "\n", excerpt), (self.root / "全班.md").read_text(encoding="utf-8"))
-
-
-class CutShortTest(SharedWorkspaceTestCase):
-    """Only an honest stop cuts a loop short (a note, no hold back); a loop left `running`, killed outright, is none."""
-
-    def stopped(self, name, error):
-        def run_child(root, run_name, sample):
-            harness.run_harness(root, run_name, sample)
-            raise error  # after the child ended, before the loop wrote the attempt's end
-        with contextlib.redirect_stderr(io.StringIO()), contextlib.suppress(SystemExit):
-            loop_lab.run_loop(self.root, name, "repair", run_child=run_child)
-        return checked_loop(self.root / "loop-runs" / name)
-
-    def test_an_interrupted_loop_is_cut_short_and_a_killed_one_is_not(self):
-        self.assertEqual(class_check.cut_short(self.stopped("ctrl-c", KeyboardInterrupt)),
-                         "interrupted/keyboard_interrupt")
-        killed = self.stopped("killed", SystemExit(137))  # the process ended with the record left `running`
-        self.assertEqual((killed.record["status"], killed.result()["result"]), ("running", "needs_human"))
-        self.assertIsNone(class_check.cut_short(killed))
-
-
-class EscapingTest(SharedWorkspaceTestCase):
-    def test_markdown_csv_console_and_json_escapes(self):
-        self.assertEqual(class_report.markdown("a|b<i>`c`</i>*d_e [f](g) #h &amp;"),
-                         "a\\|b\\<i\\>\\`c\\`\\</i\\>\\*d_e \\[f\\](g) \\#h \\&amp;")
-        self.assertEqual(class_report.markdown("_a_ b_ verify_loop"), "\\_a\\_ b\\_ verify_loop")
-        self.assertEqual(class_report.markdown_code("a`b"), "``a`b``")
-        self.assertEqual(class_report.markdown_code("`a"), "`` `a ``")
-        for cell in ("=1+1", "+1", "-1", "@x"):
-            self.assertEqual(class_report.spreadsheet_cell(cell), "'" + cell)
-        for cell in ("\tx", "\rx", "\t=1"):  # a tab or CR is shown as its escape: no formula can start
-            self.assertEqual(class_report.spreadsheet_cell(cell), cell.encode("unicode_escape").decode("ascii"))
-        self.assertEqual(class_report.cut("a\u202eb\nc\x00"), "a\\u202eb\\nc\\x00")
-        self.assertEqual(class_report.cut("x" * 600), "x" * 500 + "…（共 600 个字符）")
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            cli.print_json({"a": "\u2028\u2029中"})
-        self.assertEqual(out.getvalue(), '{"a": "\\u2028\\u2029中"}\n')
-        self.assertEqual(json.loads(out.getvalue()), {"a": "\u2028\u2029中"})
 
 
 def broken_disk(root, name, sample):
