@@ -91,6 +91,17 @@ class LoopRulesTest(VerifyTestCase):
                 verdict = self.verdict("r")
                 self.assertEqual("elapsed_wrong" in kinds_in(verdict), said, verdict)
 
+    def test_a_course_file_checked_out_with_crlf_is_the_same_file(self):
+        # a Windows checkout (git's autocrlf, an editor) turns the line ends of the course files into CRLF
+        task = self.root / "docs" / "loop" / "TASK.md"
+        self.keep(task)
+        task.write_bytes(task.read_bytes().replace(b"\n", b"\r\n"))
+        verdict = self.verdict("r")
+        self.assertEqual(verdict["result"], "pass", verdict)
+
+    def test_a_loop_name_is_at_most_61_characters(self):  # docs/loop/TASK.md's name rule
+        self.assertEqual([is_loop_name("a" * length) for length in (1, 61, 62, 64)], [True, True, False, False])
+
     def test_a_windows_device_name_with_a_suffix_is_no_loop_name(self):
         for name in ("CON.txt", "nul.json", "Com1.tar.gz", "lpt9.x"):
             with self.subTest(name=name):
