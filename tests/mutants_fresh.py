@@ -184,4 +184,9 @@ FRESH_MUTANTS = [
          replacement='return (1 <= len(name) <= MAX_LOOP_NAME + 3 and',
          promise='循环名最多 61 个字符',
          tests=("tests.test_promises_guards",)),
+    dict(id='fresh-handoff-inspects-children', file='verifier/shape.py',
+         original='and must_inspect <= set(handoff["inspect"]))',
+         replacement='and f"loop-runs/{name}/loop.json" in handoff["inspect"])',
+         promise='交接的 inspect 列出 loop.json 和每个记下的子运行',
+         tests=("tests.test_promises_guards",)),
 ]

@@ -63,6 +63,7 @@ class LoopRulesTest(VerifyTestCase):
     def setUpClass(cls):
         super(VerifyTestCase, cls).setUpClass()
         cls.make("r", "repair")
+        cls.make("s", "stuck")
 
     def stray(self, seconds):
         """runs/r-03, a run with the loop's prefix it does not record, begun SECONDS after the loop finished."""
@@ -98,6 +99,15 @@ class LoopRulesTest(VerifyTestCase):
         task.write_bytes(task.read_bytes().replace(b"\n", b"\r\n"))
         verdict = self.verdict("r")
         self.assertEqual(verdict["result"], "pass", verdict)
+
+    def test_a_handoff_that_leaves_out_a_child_run_to_inspect_fails(self):
+        inspect = json.loads(self.record_path("s").read_text(encoding="utf-8"))["handoff"]["inspect"]
+        self.assertIn("runs/s-01/run.json", inspect)
+        for left_out in ("runs/s-01/run.json", "runs/s-02/run.json", "loop-runs/s/loop.json"):
+            with self.subTest(left_out=left_out), self.forged("s", lambda rec: rec["handoff"].update(
+                    inspect=[path for path in rec["handoff"]["inspect"] if path != left_out])):
+                self.assertFails("s", "handoff_wrong")
+        self.assertEqual(self.verdict("s")["result"], "pass")
 
     def test_a_loop_name_is_at_most_61_characters(self):  # docs/loop/TASK.md's name rule
         self.assertEqual([is_loop_name("a" * length) for length in (1, 61, 62, 64)], [True, True, False, False])
