@@ -189,4 +189,9 @@ FRESH_MUTANTS = [
          replacement='and f"loop-runs/{name}/loop.json" in handoff["inspect"])',
          promise='交接的 inspect 列出 loop.json 和每个记下的子运行',
          tests=("tests.test_promises_guards",)),
+    dict(id='fresh-zip-ratio-loosened', file='classroom/intake.py',
+         original='if info.file_size > RATIO_FROM and info.file_size > MAX_RATIO * max(info.compress_size, 1):',
+         replacement='if info.file_size > RATIO_FROM and info.file_size > MAX_RATIO * max(info.compress_size, 1) * 10:',
+         promise='ZIP 里压缩比超过 100 倍的成员被拒绝（压缩炸弹），两边都试过',
+         tests=CLASS),
 ]

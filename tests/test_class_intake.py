@@ -7,6 +7,7 @@ and the way an attacker would (a member outside the archive, an absolute one, a 
 a cut-off file). The class check itself is tested in tests/test_class_check.py, which uses these helpers.
 """
 import os
+import random
 import shutil
 import stat
 import struct
@@ -221,6 +222,21 @@ class IntakeTest(unittest.TestCase):
                 self.assertPackaging(name, ["zip_untrusted", "zip_member_outside", why], shown)
         self.assertFalse((self.base / "outside.txt").exists())
         self.assertEqual(list(self.scratch.iterdir()), [])
+
+    def test_a_member_just_over_the_ratio_is_refused_and_one_just_under_it_is_read(self):
+        noise = random.Random(14).randbytes  # incompressible: with a MiB of zeros it sets how far a member deflates
+        for name, data, over in (("over.zip", noise(6000) + bytes(2 ** 20), True),
+                                 ("under.zip", noise(12000) + bytes(2 ** 20), False)):
+            with self.subTest(name=name):
+                with zipfile.ZipFile(self.zip(name, extra=[("loop-runs/repair-01/notes.bin", data)])) as archive:
+                    info = next(i for i in archive.infolist() if i.filename.endswith("notes.bin"))
+                self.assertEqual(info.file_size > 100 * info.compress_size, over)  # the rule: at most 100 times
+                self.assertLess(info.file_size, 200 * info.compress_size)  # and near it on either side
+                self.assertGreater(info.file_size, 50 * info.compress_size)
+                if over:
+                    self.assertPackaging(name, ["zip_member", "member_ratio"], "loop-runs/repair-01/notes.bin")
+                else:
+                    self.assertEqual(self.take(name)[0], None)
 
     def test_bombs_passwords_and_broken_zips_are_packaging_not_crashes(self):
         self.zip("bomb.zip", extra=[("loop-runs/repair-01/big.bin", bytes(3 * 2 ** 20))])
