@@ -29,6 +29,7 @@ from tests.support import _FAST_TEMP, ROOT, WorkspaceTestCase
 from assistant.agent import Limits  # noqa: E402  (tests.asking put project/ on the path)
 import mock_model  # noqa: E402
 import verify_ask  # noqa: E402
+from askcheck.rules import charge  # noqa: E402
 
 STOPS = ("answered", "max_turns", "tool_failures", "no_progress", "output_truncated", "context_full",
          "model_refused", "api_error", "interrupted", "token_budget")
@@ -331,6 +332,12 @@ class EachRuleTest(Records):
         record["requests"] = 2
         record["elapsed"] += wait
         return record
+
+    def test_a_usage_no_server_can_have_counted_is_charged_the_bound_as_an_estimate(self):
+        replied = {"status": 200, "error": None, "connected": True}  # DESIGN.md 记账: 0 to the bound, else the bound
+        for total, charged in ((0, (0, False)), (100, (100, False)), (-1, (100, True)), (101, (100, True))):
+            with self.subTest(total=total):
+                self.assertEqual(charge(dict(replied, usage={"total_tokens": total}), 100), charged)
 
     def test_a_retry_after_a_failure_that_is_not_retried(self):
         retried = self.one_attempt_then("plain", {"status": 500, "error": "status"})
