@@ -184,6 +184,17 @@ class RoundTripTest(SharedWorkspaceTestCase):
         self.assertEqual(moodle.people[100006].grade, Decimal("83.33"))
         self.assertIn("周九（成绩 83.33 和评语）", stderr)
 
+    def test_a_teachers_comment_with_no_grade_yet_is_kept(self):
+        moodle = moodle_class("en")
+        moodle.people[100001].comment = TEACHERS  # typed before grading: the grade cell is still empty
+        download = self.moodle_download(moodle, (4, 1), "moodle-own.zip")
+        (self.root / "worksheet-own.csv").write_bytes(moodle.worksheet().encode("utf-8"))
+        self.check("--class", download.name, "--roster", "worksheet-own.csv", "--grades", "grades-own.csv")
+        imported = moodle.upload_grades((self.root / "grades-own.csv").read_bytes(), T2)
+        self.assertNotIn(100001, imported.grades)
+        self.assertIn(100002, imported.grades)  # a row of the check's own is still written
+        self.assertEqual((moodle.people[100001].grade, moodle.people[100001].comment), (None, TEACHERS))
+
     # --- Canvas ----------------------------------------------------------------------------------
 
     def canvas_course(self):
