@@ -87,10 +87,7 @@ QUESTION_MUTANTS = [
          original="not 0 <= total <= bound:",
          replacement="not 0 <= total:",
          promise="usage 超过上限时不可信，按上限估计",
-         tests=QUESTION,
-         equivalent="the mock reports a quarter of the body's bytes + 16, never above the bound, and a record "
-                    "cannot hold a usage the client would not have charged so: no honest record has one, and a "
-                    "forged one fails on its charge either way"),
+         tests=QUESTION),
     dict(id="ask-finish-case", file="project/askcheck/rules.py",
          original='    finish = str(reply["finish_reason"] or "").strip().lower()\n',
          replacement='    finish = str(reply["finish_reason"] or "")\n',
