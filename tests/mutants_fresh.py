@@ -204,4 +204,9 @@ FRESH_MUTANTS = [
          replacement='if error in UNREADABLE_2XX or type(total) is not int:',
          promise='usage 小于 0 或超过上限时不可信，按上限估计',
          tests=("tests.test_verify_ask",)),
+    dict(id='fresh-seal-typed-calls-only', file='project/assistant/history.py',
+         original='               if call.get("id") not in answered]',
+         replacement='               if call.get("id") not in answered and call.get("type") == "function"]',
+         promise='被中断的一轮里每个没有结果的工具调用都补上“状态不明”，不管它有没有写 type',
+         tests=("tests.test_assistant_agent",)),
 ]

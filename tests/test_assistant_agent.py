@@ -410,6 +410,12 @@ class HistoryRepair(unittest.TestCase):
         self.assertEqual(history_problems(history), [])
         self.assertFalse(seal_dangling_tool_calls(history))  # nothing left to seal
 
+    def test_a_call_without_its_type_is_sealed_too(self):  # compatible servers may leave "type" out
+        history = self.dangling()
+        del history[-2]["tool_calls"][1]["type"]
+        self.assertTrue(seal_dangling_tool_calls(history))
+        self.assertEqual((history[-1]["tool_call_id"], history_problems(history)), ("c2", []))
+
     def test_nothing_to_seal(self):
         for history in ([], [{"role": "user", "content": "问"}],
                         [{"role": "user", "content": "问"}, {"role": "assistant", "content": "答"}]):
