@@ -209,4 +209,9 @@ FRESH_MUTANTS = [
          replacement='               if call.get("id") not in answered and call.get("type") == "function"]',
          promise='被中断的一轮里每个没有结果的工具调用都补上“状态不明”，不管它有没有写 type',
          tests=("tests.test_assistant_agent",)),
+    dict(id='fresh-aside-entry-unescaped', file='classroom/page.py',
+         original='<span class=\\"path\\">{text(entry)}</span>',
+         replacement='<span class=\\"path\\">{entry}</span>',
+         promise='全班页面上放在一边的条目名被转义，不能插入 HTML',
+         tests=("tests.test_pages",)),
 ]

@@ -183,6 +183,11 @@ class ClassPageTest(SelfContained, RealClassTestCase):
         self.assertEqual([words(cell) for cell in cells[:2]], ["<i>张三</i>", "<b>100</b>"])
         self.assertEqual(loop_page.text('" onmouseover="x'), "&quot; onmouseover=&quot;x")
 
+    def test_an_entry_set_aside_is_named_as_text(self):
+        page = Page("".join(class_page.first_things([], [("交作业/<i>名单</i>.txt", Finding("aside_document"))], None, ())))
+        self.assertEqual(page.all("i"), [])
+        self.assertIn("交作业/<i>名单</i>.txt", [words(item) for item in page.all("span", cls="path")])
+
     def test_entries_set_aside_and_copies_are_folded_only_when_many(self):
         few = self.page.all("details", cls="aside")  # this class: a few of each
         self.assertEqual([("open" in element["attrs"]) for element in few], [True, True])
