@@ -363,6 +363,9 @@ class BackgroundWalk:
     def summary(self):
         out, _ = self.process.communicate(timeout=600)
         self.close()
+        if self.process.returncode or not out.strip():  # its own traceback (a shown output that differs) is above
+            raise AssertionError(f"the documents' walk (python3 -m tests.test_docs --walk) ended with exit "
+                                 f"{self.process.returncode} and no result: read its error above this test's")
         return json.loads(out.decode("utf-8"))
 
     def close(self):
